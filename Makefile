@@ -1,0 +1,45 @@
+# One command per task. Every target installs first when needed.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test lint smoke eval bench screenshots clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install the project with its dev extras
+
+run: install ## Start the service on embedded defaults (http://127.0.0.1:8000)
+	$(BIN)/rca serve
+
+test: install lint ## Lint, type-check and run the whole test suite
+	$(BIN)/python -m pytest -q
+
+lint: install ## ruff (lint + format check) and mypy (strict on backend/app)
+	$(BIN)/ruff check backend tests data
+	$(BIN)/ruff format --check backend tests data
+	$(BIN)/mypy
+
+smoke: install ## Crash the sample app and run that incident end to end
+	$(BIN)/rca smoke
+
+eval: install ## Full evaluations (domain incidents, SciFact, loghub); slow
+	$(BIN)/rca eval incidents data/eval/incidents.jsonl
+	$(BIN)/rca eval beir ../shared/datasets/scifact --json eval-results/scifact.json
+	$(BIN)/rca eval beir ../shared/datasets/loghub_template_ir --json eval-results/loghub.json
+
+bench: install ## Speed benchmarks, side by side in one process
+	$(BIN)/rca bench embed
+
+clean: ## Remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,73 @@
+"""The application's error hierarchy: every error a client can see is defined here.
+
+Each subclass carries the HTTP ``status_code`` and a stable machine-readable ``code``;
+one exception handler (``app.main``) renders them as ``{"error": {"code", "message"}}``.
+Messages are written for clients: they never contain paths, stack traces or internal names.
+"""
+
+from __future__ import annotations
+
+
+class AppError(Exception):
+    """Base class of all errors the service reports deliberately."""
+
+    status_code: int = 500
+    code: str = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigurationError(AppError):
+    """The service cannot start or run with the given configuration or files."""
+
+    status_code = 500
+    code = "configuration_error"
+
+
+class KnowledgeBaseError(ConfigurationError):
+    """The knowledge-base source is empty or malformed."""
+
+    code = "knowledge_base_error"
+
+
+class ModelIntegrityError(ConfigurationError):
+    """A model or tokenizer file is missing or does not match its pinned sha256."""
+
+    code = "model_integrity_error"
+
+
+class ValidationFailed(AppError):
+    """The request is well-formed JSON but not acceptable."""
+
+    status_code = 422
+    code = "validation_error"
+
+
+class NotFound(AppError):
+    """The addressed resource does not exist."""
+
+    status_code = 404
+    code = "not_found"
+
+
+class Conflict(AppError):
+    """The resource is not in a state that allows the request."""
+
+    status_code = 409
+    code = "conflict"
+
+
+class UpstreamError(AppError):
+    """A dependency (vector store, reranker, LLM) failed."""
+
+    status_code = 503
+    code = "upstream_unavailable"
+
+
+class NotReady(AppError):
+    """The service is up but not ready to serve."""
+
+    status_code = 503
+    code = "not_ready"

@@ -1,0 +1,1 @@
+"""Retrieval: knowledge ingestion, local embeddings, the vector store and the retrieval engine."""
