@@ -1,0 +1,1 @@
+"""RCA generators: the extractive default (no LLM) and the LLM-backed one."""

@@ -1,0 +1,39 @@
+"""Liveness and readiness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/health")
+async def health() -> dict[str, str]:
+    """Liveness only: the process answers. No dependency is touched."""
+    return {"status": "ok"}
+
+
+@router.get("/ready")
+async def ready(request: Request) -> JSONResponse:
+    """Readiness: knowledge base loaded, model verified, checkpointer open."""
+    state = request.app.state
+    components: dict[str, Any] = {}
+    reasons: list[str] = []
+    knowledge = getattr(state, "knowledge", None)
+    count = knowledge.store.count() if knowledge is not None else 0
+    components["knowledge_base"] = {"ok": count > 0, "docs": count}
+    if count == 0:
+        reasons.append("knowledge base not loaded")
+    model_ok = getattr(state, "embedder", None) is not None
+    components["embedding_model"] = {"ok": model_ok}
+    if not model_ok:
+        reasons.append("embedding model not verified")
+    checkpointer_ok = bool(getattr(state, "checkpointer_open", False))
+    components["checkpointer"] = {"ok": checkpointer_ok}
+    if not checkpointer_ok:
+        reasons.append("checkpointer not open")
+    body = {"ready": not reasons, "components": components, "reasons": reasons}
+    return JSONResponse(body, status_code=200 if not reasons else 503)

@@ -1,0 +1,19 @@
+"""The frozen dependencies a compiled graph's nodes are bound to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.rag.retrieve import Retriever
+from app.rca.base import RcaGenerator
+
+
+@dataclass(frozen=True)
+class GraphDeps:
+    """What the nodes need; built once in the lifespan (or per test)."""
+
+    retriever: Retriever
+    generator: RcaGenerator
+    knowledge_version: Callable[[], str]
+    top_k: int = 5

@@ -1,0 +1,37 @@
+"""Build the RCA graph: rag → rca → whitelist → approval → finalize (or back to rag)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from app.graph.deps import GraphDeps
+from app.graph.nodes.approval import approval, route_after_approval
+from app.graph.nodes.finalize import finalize
+from app.graph.nodes.rag import rag
+from app.graph.nodes.rca import rca
+from app.graph.nodes.whitelist import whitelist
+from app.graph.state import RcaState
+
+
+def build_graph(
+    deps: GraphDeps, checkpointer: BaseCheckpointSaver[Any] | None
+) -> CompiledStateGraph[RcaState, Any, RcaState, RcaState]:
+    """Compile the graph with ``deps`` bound into the nodes that need them."""
+    graph = StateGraph(RcaState)
+    graph.add_node("rag", partial(rag, deps=deps))
+    graph.add_node("rca", partial(rca, deps=deps))
+    graph.add_node("whitelist", whitelist)
+    graph.add_node("approval", approval)
+    graph.add_node("finalize", finalize)
+    graph.add_edge(START, "rag")
+    graph.add_edge("rag", "rca")
+    graph.add_edge("rca", "whitelist")
+    graph.add_edge("whitelist", "approval")
+    graph.add_conditional_edges("approval", route_after_approval, ["rag", "finalize"])
+    graph.add_edge("finalize", END)
+    return graph.compile(checkpointer=checkpointer)

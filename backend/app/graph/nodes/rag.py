@@ -1,0 +1,38 @@
+"""The ``rag`` node: retrieve the knowledge most similar to the incident."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from app.graph.deps import GraphDeps
+from app.graph.state import RcaState
+
+
+def retrieval_query(incident: dict[str, Any]) -> str:
+    """``f"{error_code} {event} {message}"``, skipping missing parts."""
+    parts = (incident.get("error_code"), incident.get("event"), incident.get("message"))
+    return " ".join(str(p).strip() for p in parts if p and str(p).strip())
+
+
+async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
+    """Retrieve top-k docs; record exactly what the RCA will see and why each ranked."""
+    query = retrieval_query(state["incident"])
+    retrieval = await asyncio.to_thread(deps.retriever.retrieve, query, deps.top_k)
+    docs = [
+        {
+            "id": doc.id,
+            "content": doc.text,
+            "similarity": round(doc.similarity, 6),
+            "metadata": doc.metadata,
+            "collection": doc.collection,
+            "why": doc.explanation(),
+        }
+        for doc in retrieval.docs
+    ]
+    return {
+        "query": query,
+        "similar_error_docs": docs,
+        "low_confidence": retrieval.low_confidence,
+        "retrieval_notes": list(retrieval.notes),
+    }

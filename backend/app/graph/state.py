@@ -1,0 +1,30 @@
+"""The graph state: plain, JSON-serialisable data only."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class RcaState(TypedDict, total=False):
+    """Everything one incident run knows, checkpointed after every node.
+
+    ``similar_error_docs`` is exactly what the RCA saw: id, content, similarity, metadata and
+    why each doc ranked. ``drafts`` keeps every earlier draft when a reviewer asks for
+    re-analysis.
+    """
+
+    incident_id: str
+    incident: dict[str, Any]
+    query: str
+    similar_error_docs: list[dict[str, Any]]
+    low_confidence: bool
+    retrieval_notes: list[str]
+    rca: dict[str, Any]
+    dropped_evidence_ids: list[str]
+    decision: dict[str, Any]
+    final_rca: dict[str, Any]
+    status: str
+    drafts: list[dict[str, Any]]
+    created_at: str
+    analyzed_at: str
+    decided_at: str

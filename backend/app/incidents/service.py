@@ -1,0 +1,259 @@
+"""The incident service: create incidents, run them to review, apply decisions exactly once.
+
+Requests flow api → service → graph. The index row is written before the graph runs, and
+status changes are compare-and-set, so a crash at any point leaves a state that ``recover()``
+can finish: runs cut off mid-analysis resume from their last checkpoint, and a decision cut
+off before it was applied leaves the review pending again.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+from pydantic import ValidationError
+
+from app.core.errors import Conflict, NotFound, ValidationFailed
+from app.graph.nodes.whitelist import allowed_evidence_ids, filter_rca
+from app.graph.state import RcaState
+from app.incidents.repository import AuditEvent, IncidentRepository
+from app.rca.schema import Rca
+from app.schemas import (
+    DecisionAction,
+    DecisionCreate,
+    IncidentCreate,
+    IncidentList,
+    IncidentPublic,
+    IncidentStatus,
+    IncidentSummary,
+)
+
+logger = logging.getLogger(__name__)
+
+Graph = CompiledStateGraph[RcaState, Any, RcaState, RcaState]
+
+
+def utcnow() -> str:
+    """Current UTC time as ISO 8601."""
+    return datetime.now(UTC).isoformat()
+
+
+def thread_config(incident_id: str) -> dict[str, Any]:
+    """The graph config addressing one incident's thread."""
+    return {"configurable": {"thread_id": incident_id}}
+
+
+def draft_summary(rca: dict[str, Any] | None) -> dict[str, Any]:
+    """Index fields taken from a draft."""
+    rca = rca or {}
+    return {"confidence": rca.get("confidence"), "summary": (rca.get("summary") or "")[:300]}
+
+
+class IncidentService:
+    """Drives incidents through the graph and keeps the index and audit trail in step."""
+
+    def __init__(self, graph: Graph, repository: IncidentRepository) -> None:
+        self.graph = graph
+        self.repository = repository
+
+    async def create(self, body: IncidentCreate) -> IncidentPublic:
+        """Record the incident, run it to the review point and return it."""
+        incident = body.model_dump(exclude_none=True)
+        incident_id = str(uuid.uuid4())
+        now = utcnow()
+        await self.repository.insert(
+            {
+                "id": incident_id,
+                "status": IncidentStatus.ANALYZING.value,
+                "error_code": incident.get("error_code"),
+                "service": incident.get("service"),
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+        await self.repository.add_event(
+            incident_id, AuditEvent("created", now, None, None, None, {"incident": incident})
+        )
+        await self._run(
+            incident_id,
+            {"incident_id": incident_id, "incident": incident, "created_at": now, "drafts": []},
+        )
+        return await self.get(incident_id)
+
+    async def _run(self, incident_id: str, graph_input: Any) -> None:
+        """Run (or resume) the graph and bring the index up to date with where it stopped."""
+        await self.graph.ainvoke(graph_input, thread_config(incident_id))
+        await self._sync_index(incident_id)
+
+    async def _sync_index(self, incident_id: str) -> None:
+        snapshot = await self.graph.aget_state(thread_config(incident_id))
+        values = snapshot.values
+        now = utcnow()
+        if any(task.interrupts for task in snapshot.tasks):
+            await self.repository.update(
+                incident_id,
+                status=IncidentStatus.AWAITING_REVIEW.value,
+                updated_at=now,
+                **draft_summary(values.get("rca")),
+            )
+            await self.repository.add_event(
+                incident_id,
+                AuditEvent("draft", now, values.get("rca", {}).get("provenance", {}).get(
+                    "generator"
+                ), None, None, {"rca": values.get("rca"),
+                                "dropped_evidence_ids": values.get("dropped_evidence_ids", [])}),
+            )
+        elif not snapshot.next and values.get("status") in ("approved", "rejected"):
+            decision = values.get("decision", {})
+            await self.repository.update(
+                incident_id,
+                status=values["status"],
+                decided_by=decision.get("reviewer"),
+                updated_at=now,
+            )
+
+    async def get(self, incident_id: str) -> IncidentPublic:
+        """One incident with its full analysis (from the latest checkpoint, no replay)."""
+        row = await self.repository.get(incident_id)
+        if row is None:
+            raise NotFound(f"no incident with id '{incident_id}'")
+        values = (await self.graph.aget_state(thread_config(incident_id))).values
+        return IncidentPublic(
+            id=incident_id,
+            status=IncidentStatus(row["status"]),
+            incident=values.get("incident", {}),
+            rca=values.get("rca"),
+            final_rca=values.get("final_rca"),
+            similar_error_docs=values.get("similar_error_docs", []),
+            dropped_evidence_ids=values.get("dropped_evidence_ids", []),
+            low_confidence=values.get("low_confidence", False),
+            decision=values.get("decision"),
+            drafts=values.get("drafts", []),
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )
+
+    async def list(self, status: str | None, limit: int, offset: int) -> IncidentList:
+        """A page of incidents from the index, newest first."""
+        rows, total = await self.repository.list(status, limit, offset)
+        return IncidentList(
+            items=[IncidentSummary(**r) for r in rows], total=total, limit=limit, offset=offset
+        )
+
+    async def audit(self, incident_id: str) -> list[AuditEvent]:
+        """The incident's audit trail."""
+        if await self.repository.get(incident_id) is None:
+            raise NotFound(f"no incident with id '{incident_id}'")
+        return await self.repository.events(incident_id)
+
+    async def decide(self, incident_id: str, decision: DecisionCreate, actor: str) -> IncidentPublic:
+        """Apply a reviewer's decision exactly once; 404 unknown, 409 not pending."""
+        row = await self.repository.get(incident_id)
+        if row is None:
+            raise NotFound(f"no incident with id '{incident_id}'")
+        snapshot = await self.graph.aget_state(thread_config(incident_id))
+        resume = self._resume_value(decision, actor, snapshot.values)
+        claimed = await self.repository.transition(
+            incident_id, IncidentStatus.AWAITING_REVIEW.value, IncidentStatus.DECIDING.value, utcnow()
+        )
+        if not claimed:
+            raise self._not_pending(await self.repository.get(incident_id) or row)
+        # Resuming a thread with no pending interrupt would start a new run: check first.
+        if not any(task.interrupts for task in snapshot.tasks):
+            await self._release(incident_id)
+            raise Conflict(f"incident '{incident_id}' has no pending review")
+        try:
+            await self.graph.ainvoke(Command(resume=resume), thread_config(incident_id))
+        except Exception:
+            await self._release(incident_id)
+            raise
+        now = utcnow()
+        await self.repository.add_event(
+            incident_id,
+            AuditEvent(
+                "decision",
+                now,
+                actor,
+                decision.action.value,
+                decision.comment,
+                {"original_rca": snapshot.values.get("rca"), "edited_rca": resume.get("rca")},
+            ),
+        )
+        await self._sync_index(incident_id)
+        return await self.get(incident_id)
+
+    def _resume_value(
+        self, decision: DecisionCreate, actor: str, values: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The plain value the approval node is resumed with; validated before any claim."""
+        resume: dict[str, Any] = {
+            "action": decision.action.value,
+            "reviewer": actor,
+            "comment": decision.comment,
+            "decided_at": utcnow(),
+        }
+        if decision.action is DecisionAction.EDIT:
+            try:
+                edited = Rca.model_validate(decision.rca).model_dump(mode="json")
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "rca"
+                raise ValidationFailed(f"edited rca is invalid at '{where}': {first['msg']}") from exc
+            if values:
+                edited, _ = filter_rca(edited, allowed_evidence_ids(values))  # type: ignore[arg-type]
+            edited["provenance"] = {**edited.get("provenance", {}), "edited_by": actor}
+            resume["rca"] = edited
+        if decision.action is DecisionAction.REANALYZE and decision.added_evidence:
+            resume["added_evidence"] = decision.added_evidence.model_dump(exclude_none=True)
+        return resume
+
+    def _not_pending(self, row: dict[str, Any]) -> Conflict:
+        status = row["status"]
+        if status in (IncidentStatus.APPROVED.value, IncidentStatus.REJECTED.value):
+            who = row.get("decided_by") or "another reviewer"
+            return Conflict(f"incident '{row['id']}' was already decided ({status}) by {who}")
+        return Conflict(f"incident '{row['id']}' is not awaiting review (status: {status})")
+
+    async def _release(self, incident_id: str) -> None:
+        await self.repository.transition(
+            incident_id, IncidentStatus.DECIDING.value, IncidentStatus.AWAITING_REVIEW.value, utcnow()
+        )
+
+    async def _initial_input(self, row: dict[str, Any]) -> dict[str, Any]:
+        created = next(e for e in await self.repository.events(row["id"]) if e.type == "created")
+        return {
+            "incident_id": row["id"],
+            "incident": created.data["incident"],
+            "created_at": row["created_at"],
+            "drafts": [],
+        }
+
+    async def recover(self) -> int:
+        """Finish what a crash interrupted; returns how many incidents were touched."""
+        touched = 0
+        for row in await self.repository.with_status(
+            IncidentStatus.ANALYZING.value, IncidentStatus.DECIDING.value
+        ):
+            incident_id = row["id"]
+            snapshot = await self.graph.aget_state(thread_config(incident_id))
+            try:
+                if any(task.interrupts for task in snapshot.tasks):
+                    # A decision that never reached the graph: the review is pending again.
+                    await self.repository.update(
+                        incident_id, status=IncidentStatus.AWAITING_REVIEW.value, updated_at=utcnow()
+                    )
+                elif not snapshot.values:
+                    # Crashed before the first checkpoint: start again from the recorded input.
+                    await self._run(incident_id, await self._initial_input(row))
+                elif snapshot.next:
+                    await self._run(incident_id, None)
+                else:
+                    await self._sync_index(incident_id)
+                touched += 1
+            except Exception:
+                logger.exception("could not recover incident %s", incident_id)
+        return touched

@@ -1,0 +1,128 @@
+"""The FastAPI application: ``create_app()`` and a lifespan that builds everything once.
+
+The lifespan verifies the model, ingests the knowledge base, opens the checkpointer and the
+incident index, compiles the graph and finishes any run a crash interrupted. Nothing is built
+at import time.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import aiosqlite
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from app.api.routes import health, incidents
+from app.core.config import Settings, get_settings
+from app.core.errors import AppError
+from app.graph.deps import GraphDeps
+from app.graph.graph import build_graph
+from app.incidents.repository import SqliteIncidentRepository
+from app.incidents.service import IncidentService
+from app.rag.embedding import default_embedder
+from app.rag.knowledge import build_knowledge_base
+from app.rag.retrieve import DenseRetriever
+from app.rca.factory import build_generator
+
+logger = logging.getLogger(__name__)
+
+
+def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
+    """The one error envelope."""
+    return {"error": {"code": code, "message": message}}
+
+
+def describe_validation_error(exc: RequestValidationError) -> str:
+    """A short, client-facing description of the first validation problem."""
+    errors = exc.errors()
+    if not errors:
+        return "invalid request"
+    first = errors[0]
+    location = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+    where = ".".join(location)
+    message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"{where}: {message}{more}" if where else f"{message}{more}"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """AppError → its status; validation → 422; anything else → opaque 500 with an error id."""
+
+    @app.exception_handler(AppError)
+    async def on_app_error(request: Request, exc: AppError) -> JSONResponse:
+        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(
+            error_body("validation_error", describe_validation_error(exc)), status_code=422
+        )
+
+    @app.exception_handler(Exception)
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        error_id = uuid.uuid4().hex[:12]
+        logger.exception("unhandled error %s on %s %s", error_id, request.method, request.url.path)
+        return JSONResponse(
+            error_body("internal_error", f"internal error (id {error_id})"), status_code=500
+        )
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Build the store, model, checkpointer and graph once per process."""
+    settings: Settings = app.state.settings
+    embedder = default_embedder()
+    knowledge = build_knowledge_base(settings, embedder)
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    async with (
+        aiosqlite.connect(settings.checkpoint_db_path) as checkpoint_db,
+        aiosqlite.connect(settings.checkpoint_db_path) as index_db,
+    ):
+        await checkpoint_db.execute("PRAGMA journal_mode=WAL")
+        await index_db.execute("PRAGMA busy_timeout=5000")
+        checkpointer = AsyncSqliteSaver(checkpoint_db)
+        await checkpointer.setup()
+        repository = SqliteIncidentRepository(index_db)
+        await repository.setup()
+        deps = GraphDeps(
+            retriever=DenseRetriever(knowledge.store),
+            generator=build_generator(settings),
+            knowledge_version=lambda: knowledge.version,
+            top_k=settings.top_k,
+        )
+        service = IncidentService(build_graph(deps, checkpointer), repository)
+        recovered = await service.recover()
+        if recovered:
+            logger.info("recovered %d interrupted incident run(s)", recovered)
+        app.state.embedder = embedder
+        app.state.knowledge = knowledge
+        app.state.incidents = service
+        app.state.checkpointer_open = True
+        try:
+            yield
+        finally:
+            app.state.checkpointer_open = False
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The application; pass ``settings`` in tests, otherwise they come from the environment."""
+    settings = settings or get_settings()
+    app = FastAPI(
+        title="Incident RCA agent",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url="/docs" if settings.debug else None,
+        redoc_url=None,
+        openapi_url="/openapi.json" if settings.debug else None,
+    )
+    app.state.settings = settings
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(incidents.router)
+    return app
