@@ -28,6 +28,54 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the API with uvicorn."""
+    import uvicorn
+
+    settings = get_settings()
+    host = args.host or settings.host
+    port = args.port or settings.port
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        log_level=settings.log_level.lower(),
+    )
+    return 0
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    """Run one incident from a JSON file to the review point and print the RCA."""
+    import asyncio
+    import json
+
+    from pydantic import ValidationError
+
+    from app.runtime import open_runtime
+    from app.schemas import IncidentCreate
+    from app.smoke import print_rca
+
+    try:
+        body = IncidentCreate.model_validate(json.loads(Path(args.file).read_text()))
+    except (OSError, json.JSONDecodeError, ValidationError) as exc:
+        print(f"error: cannot read incident from {args.file}: {exc}", file=sys.stderr)
+        return 2
+
+    async def analyze() -> int:
+        async with open_runtime(get_settings()) as runtime:
+            created = await runtime.incidents.create(body)
+        print(f"incident {created.id}: {created.status.value}")
+        for rank, doc in enumerate(created.similar_error_docs, start=1):
+            code = doc.metadata.get("error_code")
+            print(f"  {rank}. {code:<20} similarity={doc.similarity:.3f} {doc.id}")
+        if created.rca:
+            print_rca(created.rca)
+        return 0
+
+    return asyncio.run(analyze())
+
+
 def cmd_smoke(args: argparse.Namespace) -> int:
     """Crash the sample app and run the incident end to end."""
     from app.smoke import run_smoke
@@ -44,8 +92,23 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("path", nargs="?", help="error-docs file (default: RCA_KNOWLEDGE_PATH)")
     ingest.set_defaults(handler=cmd_ingest)
 
+    serve = sub.add_parser("serve", help="run the HTTP API (uvicorn)")
+    serve.add_argument("--host", help="bind address (default: RCA_HOST, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default: RCA_PORT, 8000)")
+    serve.set_defaults(handler=cmd_serve)
+
+    analyze = sub.add_parser("analyze", help="run one incident (JSON file) to the review point")
+    analyze.add_argument("file", help="incident JSON (the body of POST /api/incidents)")
+    analyze.set_defaults(handler=cmd_analyze)
+
     smoke = sub.add_parser("smoke", help="crash the sample app and run that incident end to end")
     smoke.set_defaults(handler=cmd_smoke)
+
+    from app.bench.commands import add_bench_parser
+    from app.evaluation.commands import add_eval_parser
+
+    add_eval_parser(sub)
+    add_bench_parser(sub)
     return parser
 
 

@@ -12,23 +12,14 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import aiosqlite
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from app.api.routes import health, incidents
 from app.core.config import Settings, get_settings
 from app.core.errors import AppError
-from app.graph.deps import GraphDeps
-from app.graph.graph import build_graph
-from app.incidents.repository import SqliteIncidentRepository
-from app.incidents.service import IncidentService
-from app.rag.embedding import default_embedder
-from app.rag.knowledge import build_knowledge_base
-from app.rag.retrieve import DenseRetriever
-from app.rca.factory import build_generator
+from app.runtime import open_runtime
 
 logger = logging.getLogger(__name__)
 
@@ -76,38 +67,12 @@ def install_error_handlers(app: FastAPI) -> None:
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Build the store, model, checkpointer and graph once per process."""
-    settings: Settings = app.state.settings
-    embedder = default_embedder()
-    knowledge = build_knowledge_base(settings, embedder)
-    settings.state_dir.mkdir(parents=True, exist_ok=True)
-    async with (
-        aiosqlite.connect(settings.checkpoint_db_path) as checkpoint_db,
-        aiosqlite.connect(settings.checkpoint_db_path) as index_db,
-    ):
-        await checkpoint_db.execute("PRAGMA journal_mode=WAL")
-        await index_db.execute("PRAGMA busy_timeout=5000")
-        checkpointer = AsyncSqliteSaver(checkpoint_db)
-        await checkpointer.setup()
-        repository = SqliteIncidentRepository(index_db)
-        await repository.setup()
-        deps = GraphDeps(
-            retriever=DenseRetriever(knowledge.store),
-            generator=build_generator(settings),
-            knowledge_version=lambda: knowledge.version,
-            top_k=settings.top_k,
-        )
-        service = IncidentService(build_graph(deps, checkpointer), repository)
-        recovered = await service.recover()
-        if recovered:
-            logger.info("recovered %d interrupted incident run(s)", recovered)
-        app.state.embedder = embedder
-        app.state.knowledge = knowledge
-        app.state.incidents = service
-        app.state.checkpointer_open = True
-        try:
-            yield
-        finally:
-            app.state.checkpointer_open = False
+    async with open_runtime(app.state.settings) as runtime:
+        app.state.runtime = runtime
+        app.state.embedder = runtime.embedder
+        app.state.knowledge = runtime.knowledge
+        app.state.incidents = runtime.incidents
+        yield
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -1,0 +1,1 @@
+"""HTTP layer: dependency aliases and routers."""

@@ -1,0 +1,1 @@
+"""The LangGraph RCA workflow: state, nodes, prompts and the graph builder."""

@@ -84,7 +84,7 @@ class IncidentRepository(Protocol):
         """Compare-and-set the status; True when this caller won."""
         ...
 
-    async def list(
+    async def page(
         self, status: str | None, limit: int, offset: int
     ) -> tuple[list[dict[str, Any]], int]:
         """A page of rows (newest first) and the total matching."""
@@ -117,9 +117,9 @@ class SqliteIncidentRepository:
     async def insert(self, row: dict[str, Any]) -> None:
         """Add a new incident row."""
         values = [row.get(c) for c in COLUMNS]
+        marks = ", ".join("?" * len(COLUMNS))
         await self._db.execute(
-            f"INSERT INTO incidents ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-            values,
+            f"INSERT INTO incidents ({', '.join(COLUMNS)}) VALUES ({marks})", values
         )
         await self._db.commit()
 
@@ -151,7 +151,7 @@ class SqliteIncidentRepository:
         await self._db.commit()
         return cursor.rowcount == 1
 
-    async def list(
+    async def page(
         self, status: str | None, limit: int, offset: int
     ) -> tuple[list[dict[str, Any]], int]:
         """A page of rows (newest first) and the total matching."""
@@ -204,6 +204,8 @@ class SqliteIncidentRepository:
         ) as cursor:
             rows = await cursor.fetchall()
         return [
-            AuditEvent(type=r[0], at=r[1], actor=r[2], action=r[3], comment=r[4], data=json.loads(r[5]))
+            AuditEvent(
+                type=r[0], at=r[1], actor=r[2], action=r[3], comment=r[4], data=json.loads(r[5])
+            )
             for r in rows
         ]

@@ -13,6 +13,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from pydantic import ValidationError
@@ -42,7 +43,7 @@ def utcnow() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def thread_config(incident_id: str) -> dict[str, Any]:
+def thread_config(incident_id: str) -> RunnableConfig:
     """The graph config addressing one incident's thread."""
     return {"configurable": {"thread_id": incident_id}}
 
@@ -78,13 +79,16 @@ class IncidentService:
         await self.repository.add_event(
             incident_id, AuditEvent("created", now, None, None, None, {"incident": incident})
         )
-        await self._run(
-            incident_id,
-            {"incident_id": incident_id, "incident": incident, "created_at": now, "drafts": []},
-        )
+        initial: RcaState = {
+            "incident_id": incident_id,
+            "incident": incident,
+            "created_at": now,
+            "drafts": [],
+        }
+        await self._run(incident_id, initial)
         return await self.get(incident_id)
 
-    async def _run(self, incident_id: str, graph_input: Any) -> None:
+    async def _run(self, incident_id: str, graph_input: RcaState | Command[Any] | None) -> None:
         """Run (or resume) the graph and bring the index up to date with where it stopped."""
         await self.graph.ainvoke(graph_input, thread_config(incident_id))
         await self._sync_index(incident_id)
@@ -102,10 +106,17 @@ class IncidentService:
             )
             await self.repository.add_event(
                 incident_id,
-                AuditEvent("draft", now, values.get("rca", {}).get("provenance", {}).get(
-                    "generator"
-                ), None, None, {"rca": values.get("rca"),
-                                "dropped_evidence_ids": values.get("dropped_evidence_ids", [])}),
+                AuditEvent(
+                    "draft",
+                    now,
+                    values.get("rca", {}).get("provenance", {}).get("generator"),
+                    None,
+                    None,
+                    {
+                        "rca": values.get("rca"),
+                        "dropped_evidence_ids": values.get("dropped_evidence_ids", []),
+                    },
+                ),
             )
         elif not snapshot.next and values.get("status") in ("approved", "rejected"):
             decision = values.get("decision", {})
@@ -137,9 +148,9 @@ class IncidentService:
             updated_at=row["updated_at"],
         )
 
-    async def list(self, status: str | None, limit: int, offset: int) -> IncidentList:
+    async def page(self, status: str | None, limit: int, offset: int) -> IncidentList:
         """A page of incidents from the index, newest first."""
-        rows, total = await self.repository.list(status, limit, offset)
+        rows, total = await self.repository.page(status, limit, offset)
         return IncidentList(
             items=[IncidentSummary(**r) for r in rows], total=total, limit=limit, offset=offset
         )
@@ -150,7 +161,9 @@ class IncidentService:
             raise NotFound(f"no incident with id '{incident_id}'")
         return await self.repository.events(incident_id)
 
-    async def decide(self, incident_id: str, decision: DecisionCreate, actor: str) -> IncidentPublic:
+    async def decide(
+        self, incident_id: str, decision: DecisionCreate, actor: str
+    ) -> IncidentPublic:
         """Apply a reviewer's decision exactly once; 404 unknown, 409 not pending."""
         row = await self.repository.get(incident_id)
         if row is None:
@@ -158,7 +171,10 @@ class IncidentService:
         snapshot = await self.graph.aget_state(thread_config(incident_id))
         resume = self._resume_value(decision, actor, snapshot.values)
         claimed = await self.repository.transition(
-            incident_id, IncidentStatus.AWAITING_REVIEW.value, IncidentStatus.DECIDING.value, utcnow()
+            incident_id,
+            IncidentStatus.AWAITING_REVIEW.value,
+            IncidentStatus.DECIDING.value,
+            utcnow(),
         )
         if not claimed:
             raise self._not_pending(await self.repository.get(incident_id) or row)
@@ -202,7 +218,9 @@ class IncidentService:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"]) or "rca"
-                raise ValidationFailed(f"edited rca is invalid at '{where}': {first['msg']}") from exc
+                raise ValidationFailed(
+                    f"edited rca is invalid at '{where}': {first['msg']}"
+                ) from exc
             if values:
                 edited, _ = filter_rca(edited, allowed_evidence_ids(values))  # type: ignore[arg-type]
             edited["provenance"] = {**edited.get("provenance", {}), "edited_by": actor}
@@ -220,10 +238,13 @@ class IncidentService:
 
     async def _release(self, incident_id: str) -> None:
         await self.repository.transition(
-            incident_id, IncidentStatus.DECIDING.value, IncidentStatus.AWAITING_REVIEW.value, utcnow()
+            incident_id,
+            IncidentStatus.DECIDING.value,
+            IncidentStatus.AWAITING_REVIEW.value,
+            utcnow(),
         )
 
-    async def _initial_input(self, row: dict[str, Any]) -> dict[str, Any]:
+    async def _initial_input(self, row: dict[str, Any]) -> RcaState:
         created = next(e for e in await self.repository.events(row["id"]) if e.type == "created")
         return {
             "incident_id": row["id"],
@@ -244,7 +265,9 @@ class IncidentService:
                 if any(task.interrupts for task in snapshot.tasks):
                     # A decision that never reached the graph: the review is pending again.
                     await self.repository.update(
-                        incident_id, status=IncidentStatus.AWAITING_REVIEW.value, updated_at=utcnow()
+                        incident_id,
+                        status=IncidentStatus.AWAITING_REVIEW.value,
+                        updated_at=utcnow(),
                     )
                 elif not snapshot.values:
                     # Crashed before the first checkpoint: start again from the recorded input.

@@ -91,7 +91,8 @@ def mean_pool_normalise(hidden: npt.NDArray[Any], mask: npt.NDArray[np.int64]) -
     pooled = summed / counts
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
     norms[norms == 0] = 1e-12
-    return (pooled / norms).astype(np.float32)
+    normalised: Vectors = (pooled / norms).astype(np.float32)
+    return normalised
 
 
 class MiniLmEmbedder:
@@ -159,7 +160,8 @@ class MiniLmEmbedder:
     def embed_query(self, text: str) -> Vectors:
         """Embed one query."""
         ids, mask = self.tokenize([text])
-        return self.run(ids, mask)[0]
+        vector: Vectors = self.run(ids, mask)[0]
+        return vector
 
     def count_tokens(self, text: str) -> int:
         """Model tokens including [CLS]/[SEP], without truncation."""
@@ -181,24 +183,31 @@ class ChromaEmbeddingFunction(EmbeddingFunction[Documents]):
         self._embedder: Embedder = embedder or default_embedder()
 
     def __call__(self, input: Documents) -> Embeddings:
+        """Embed documents with our embedder."""
         return list(self._embedder.embed_documents(list(input)))
 
     def embed_query(self, input: Documents) -> Embeddings:
+        """Queries are embedded exactly like documents (symmetric model)."""
         return list(self._embedder.embed_documents(list(input)))
 
     @staticmethod
     def name() -> str:
+        """The name Chroma records in the collection configuration."""
         return "incident-rca-minilm-int8"
 
     def get_config(self) -> dict[str, Any]:
+        """Serialisable configuration (the model id)."""
         return {"model_id": MODEL_ID}
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> ChromaEmbeddingFunction:
+        """Rebuild from a stored configuration, using the process-wide embedder."""
         return ChromaEmbeddingFunction()
 
     def default_space(self) -> str:  # type: ignore[override]
+        """Vectors are unit length: cosine space."""
         return "cosine"
 
     def supported_spaces(self) -> list[str]:  # type: ignore[override]
+        """Only cosine is meaningful for these vectors."""
         return ["cosine"]

@@ -58,9 +58,10 @@ def knowledge_version(ids: list[str]) -> str:
 
 def split_entries(text: str) -> list[tuple[int, str]]:
     """Split on the delimiter; return ``(first line number, stripped entry)`` for non-empty ones."""
-    normalised = text.replace("\r\n", "\n")
+    # Newlines around the text let a delimiter on the first or last line count too.
+    normalised = "\n" + text.replace("\r\n", "\n") + "\n"
     entries: list[tuple[int, str]] = []
-    line = 1
+    line = 0
     for raw in normalised.split(CHUNK_DELIMITER):
         stripped = raw.strip()
         if stripped:

@@ -121,9 +121,9 @@ class VectorStore:
             )
             for i, d, m, dist in zip(
                 result["ids"][0],
-                result["documents"][0],  # type: ignore[index]
-                result["metadatas"][0],  # type: ignore[index]
-                result["distances"][0],  # type: ignore[index]
+                result["documents"][0],
+                result["metadatas"][0],
+                result["distances"][0],
                 strict=True,
             )
         ]

@@ -14,8 +14,10 @@ from app.rca.base import EvidenceItem
 
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _JAVA_FRAME_RE = re.compile(r"^\s*at (?P<func>[\w.$<>]+)\((?P<file>[^:()]+):(?P<line>\d+)\)")
-_EXCEPTION_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Timeout))"
-                           r"(?::\s*(?P<message>.*))?$")
+_EXCEPTION_RE = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Timeout))"
+    r"(?::\s*(?P<message>.*))?$"
+)
 
 
 def incident_evidence(incident: dict[str, Any]) -> list[EvidenceItem]:
@@ -34,7 +36,9 @@ def incident_evidence(incident: dict[str, Any]) -> list[EvidenceItem]:
     return items
 
 
-def failure_location(evidence: list[EvidenceItem]) -> tuple[EvidenceItem, EvidenceItem | None] | None:
+def failure_location(
+    evidence: list[EvidenceItem],
+) -> tuple[EvidenceItem, EvidenceItem | None] | None:
     """The innermost stack frame and the exception line after it, when a trace is present."""
     frames = [
         e
@@ -52,7 +56,9 @@ def failure_location(evidence: list[EvidenceItem]) -> tuple[EvidenceItem, Eviden
     python_trace = bool(_FRAME_RE.match(frames[0].text))
     # Python prints the innermost frame last; the JVM prints it first.
     frame = frames[-1] if python_trace else frames[0]
-    exception = exceptions[-1] if python_trace and exceptions else (exceptions[0] if exceptions else None)
+    exception = (
+        exceptions[-1] if python_trace and exceptions else (exceptions[0] if exceptions else None)
+    )
     return frame, exception
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.rca.base import PROMPT_VERSION, EvidenceItem, RcaInput
+from app.graph.prompts import PROMPT_VERSION
+from app.rca.base import EvidenceItem, RcaInput
 from app.rca.confidence import confidence_band
 from app.rca.evidence import describe_frame, failure_location
 from app.rca.schema import (
@@ -111,7 +112,7 @@ def _doc_claims(doc: dict[str, Any], incident_message: str | None) -> list[Claim
             evidence.append(Citation(id="incident:message", quote=incident_message))
         claims.append(
             Claim(
-                text=f"The incident resembles {code} {name}, whose symptoms are: {meta['symptoms']}",
+                text=f"The incident resembles {code} {name}; its symptoms: {meta['symptoms']}",
                 evidence=evidence,
             )
         )
@@ -152,7 +153,7 @@ class ExtractiveGenerator:
         cause = meta.get("cause") or "not documented"
         hypotheses = [
             Hypothesis(
-                statement=f"Probable cause (unconfirmed; historical similarity is not proof): {cause}",
+                statement=f"Probable cause (unconfirmed, similarity is not proof): {cause}",
                 error_code=code,
                 claims=claims,
                 confidence=band,

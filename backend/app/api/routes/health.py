@@ -31,7 +31,8 @@ async def ready(request: Request) -> JSONResponse:
     components["embedding_model"] = {"ok": model_ok}
     if not model_ok:
         reasons.append("embedding model not verified")
-    checkpointer_ok = bool(getattr(state, "checkpointer_open", False))
+    runtime = getattr(state, "runtime", None)
+    checkpointer_ok = bool(runtime is not None and runtime.checkpointer_open)
     components["checkpointer"] = {"ok": checkpointer_ok}
     if not checkpointer_ok:
         reasons.append("checkpointer not open")

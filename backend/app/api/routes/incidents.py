@@ -39,7 +39,7 @@ async def list_incidents(
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> IncidentList:
     """Incidents newest first, optionally by status."""
-    return await service.list(status, limit, offset)
+    return await service.page(status, limit, offset)
 
 
 @router.get("/{incident_id}", response_model=IncidentPublic, responses=ERRORS)

@@ -1,0 +1,1 @@
+"""Graph nodes, one per file; the file name is the node name."""

@@ -1,0 +1,64 @@
+"""The vector store over real Chroma: top-k, similarity clamp, reset."""
+
+from __future__ import annotations
+
+import chromadb
+import pytest
+from tests.support import unique_name
+
+from app.rag.embedding import MiniLmEmbedder
+from app.rag.ingest import KnowledgeChunk, chunk_id
+from app.rag.knowledge import KnowledgeBase
+from app.rag.store import VectorStore, similarity_from_distance
+
+
+def chunk(text: str, code: str) -> KnowledgeChunk:
+    return KnowledgeChunk(id=chunk_id(text), text=text, metadata={"error_code": code})
+
+
+@pytest.mark.parametrize(
+    ("distance", "expected"), [(0.0, 1.0), (0.25, 0.75), (1.0, 0.0), (1.7, 0.0), (-0.2, 1.0)]
+)
+def test_similarity_is_clamped(distance: float, expected: float) -> None:
+    assert similarity_from_distance(distance) == pytest.approx(expected)
+
+
+def test_top_k_is_capped_by_collection_size(embedder: MiniLmEmbedder) -> None:
+    store = VectorStore(chromadb.EphemeralClient(), embedder, unique_name())
+    store.reset(
+        [chunk("payment timeout at the provider", "PAY-408"), chunk("chiller down", "CH-502")]
+    )
+    hits = store.query("payment provider slow", 5)
+    assert [h.metadata["error_code"] for h in hits] == ["PAY-408", "CH-502"]
+    assert all(0.0 <= h.similarity <= 1.0 for h in hits)
+    assert hits[0].similarity > hits[1].similarity
+    assert len(store.query("anything", 1)) == 1
+
+
+def test_reset_replaces_everything(embedder: MiniLmEmbedder) -> None:
+    store = VectorStore(chromadb.EphemeralClient(), embedder, unique_name())
+    store.reset([chunk("old entry", "OLD-1")])
+    store.reset([chunk("new entry", "NEW-1")])
+    assert store.count() == 1
+    assert store.all_chunks()[0].metadata["error_code"] == "NEW-1"
+
+
+def test_empty_store_returns_nothing(embedder: MiniLmEmbedder) -> None:
+    store = VectorStore(chromadb.EphemeralClient(), embedder, unique_name())
+    assert store.query("anything", 5) == []
+
+
+def test_collection_uses_cosine_and_our_function(knowledge: KnowledgeBase) -> None:
+    collection = knowledge.store.client.get_collection(knowledge.store.collection_name)
+    configuration = collection.configuration_json
+    assert configuration["hnsw"]["space"] == "cosine"
+    assert configuration["embedding_function"]["name"] == "incident-rca-minilm-int8"
+
+
+def test_knowledge_base_ranks_sample_incident_first(knowledge: KnowledgeBase) -> None:
+    assert knowledge.report.count == 10
+    hits = knowledge.store.query(
+        "CO-500 CHECKOUT_SERVICE_CRASH ZeroDivisionError while calculating checkout discount", 5
+    )
+    assert len(hits) == 5
+    assert hits[0].metadata["error_code"] == "CO-500"
