@@ -80,7 +80,9 @@ class IncidentCreate(BaseModel):
         """Each log line has a length cap."""
         for number, line in enumerate(value or [], start=1):
             if len(line) > MAX_LOG_LINE_CHARS:
-                raise ValueError(f"log line {number} is longer than {MAX_LOG_LINE_CHARS} characters")
+                raise ValueError(
+                    f"log line {number} is longer than {MAX_LOG_LINE_CHARS} characters"
+                )
         return value
 
 
@@ -126,7 +128,9 @@ class DecisionCreate(BaseModel):
             raise ValueError("an 'edit' decision needs the edited 'rca'")
         needs_comment = (DecisionAction.REJECT, DecisionAction.REANALYZE)
         if self.action in needs_comment and not (self.comment and self.comment.strip()):
-            raise ValueError(f"a '{self.action.value}' decision needs a 'comment' giving the reason")
+            raise ValueError(
+                f"a '{self.action.value}' decision needs a 'comment' giving the reason"
+            )
         return self
 
 

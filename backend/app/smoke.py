@@ -67,12 +67,11 @@ async def smoke(settings: Settings) -> list[str]:
             failures.append(f"status after analysis is {created.status.value}")
         decided = await runtime.incidents.decide(
             created.id,
-            DecisionCreate(action="approve", reviewer="smoke", comment="smoke run"),  # type: ignore[arg-type]
+            DecisionCreate(action="approve", reviewer="smoke", comment="smoke run"),
             actor="smoke",
         )
-        print(
-            f"final status: {decided.status.value} (decided by {decided.decision and decided.decision.get('reviewer')})"
-        )
+        reviewer = (decided.decision or {}).get("reviewer")
+        print(f"final status: {decided.status.value} (decided by {reviewer})")
         if decided.status.value != "approved":
             failures.append(f"final status is {decided.status.value}, expected approved")
     return failures

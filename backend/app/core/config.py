@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -42,6 +43,28 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     log_level: str = "INFO"
     debug: bool = False
+
+    # Retrieval engine (B) -- hybrid BM25 + dense, RRF, gates, rerank, budgets; see .env.example.
+    rrf_k: int = Field(default=60, ge=0)
+    retrieve_candidates: int = Field(default=50, ge=1, le=1000)
+    score_floor: float = Field(default=0.35, ge=0.0, le=1.0)
+    code_match_boost: float = Field(default=1.0, ge=0.0)
+    rerank_url: str | None = None
+    rerank_kind: Literal["tei", "cohere"] = "tei"
+    rerank_model: str | None = None
+    rerank_api_key: SecretStr | None = None
+    rerank_max_docs: int = Field(default=40, ge=1, le=1000)
+    rerank_max_chars: int = Field(default=1000, ge=1)
+    rerank_timeout_seconds: float = Field(default=10.0, gt=0)
+    confidence_threshold: float = 0.5
+    budget_simple: int = Field(default=512, ge=1)
+    budget_medium: int = Field(default=1024, ge=1)
+    budget_complex: int = Field(default=2048, ge=1)
+    rewrite_timeout_seconds: float = Field(default=5.0, gt=0)
+    rewrite_max_variants: int = Field(default=3, ge=0, le=3)
+    retrieve_default_limit: int = Field(default=15, ge=1, le=50)
+    query_max_chars: int = Field(default=2000, ge=1, le=2000)
+    # End of retrieval engine (B).
 
     @property
     def checkpoint_db_path(self) -> Path:

@@ -60,6 +60,8 @@ class Retrieval:
     low_confidence: bool
     queries: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: True when a reranker was configured but failed, so the docs are in fusion order.
+    rerank_fallback: bool = False
 
 
 class Retriever(Protocol):

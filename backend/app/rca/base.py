@@ -7,8 +7,6 @@ from typing import Any, Protocol
 
 from app.rca.schema import Rca
 
-PROMPT_VERSION = "rca-prompt-v2"
-
 
 @dataclass(frozen=True)
 class EvidenceItem:
