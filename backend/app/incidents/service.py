@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
@@ -54,12 +55,44 @@ def draft_summary(rca: dict[str, Any] | None) -> dict[str, Any]:
     return {"confidence": rca.get("confidence"), "summary": (rca.get("summary") or "")[:300]}
 
 
+class IncidentObserver(Protocol):
+    """Told about review milestones (notifications, metrics); must never raise into the run."""
+
+    async def review_ready(self, incident: IncidentPublic) -> None:
+        """A draft now awaits review."""
+        ...
+
+    async def decided(self, incident: IncidentPublic) -> None:
+        """A reviewer approved or rejected the incident."""
+        ...
+
+
 class IncidentService:
     """Drives incidents through the graph and keeps the index and audit trail in step."""
 
-    def __init__(self, graph: Graph, repository: IncidentRepository) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        repository: IncidentRepository,
+        observers: Sequence[IncidentObserver] = (),
+    ) -> None:
         self.graph = graph
         self.repository = repository
+        self.observers = list(observers)
+
+    async def _notify(self, incident_id: str) -> None:
+        """Tell observers where the incident stands; their failures are logged, not raised."""
+        if not self.observers:
+            return
+        incident = await self.get(incident_id)
+        for observer in self.observers:
+            try:
+                if incident.status is IncidentStatus.AWAITING_REVIEW:
+                    await observer.review_ready(incident)
+                elif incident.status in (IncidentStatus.APPROVED, IncidentStatus.REJECTED):
+                    await observer.decided(incident)
+            except Exception:
+                logger.exception("observer %s failed for incident %s", observer, incident_id)
 
     async def create(self, body: IncidentCreate) -> IncidentPublic:
         """Record the incident, run it to the review point and return it."""
@@ -92,6 +125,7 @@ class IncidentService:
         """Run (or resume) the graph and bring the index up to date with where it stopped."""
         await self.graph.ainvoke(graph_input, thread_config(incident_id))
         await self._sync_index(incident_id)
+        await self._notify(incident_id)
 
     async def _sync_index(self, incident_id: str) -> None:
         snapshot = await self.graph.aget_state(thread_config(incident_id))
@@ -200,6 +234,7 @@ class IncidentService:
             ),
         )
         await self._sync_index(incident_id)
+        await self._notify(incident_id)
         return await self.get(incident_id)
 
     def _resume_value(
