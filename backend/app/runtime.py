@@ -23,6 +23,7 @@ from app.rag.embedding import Embedder, default_embedder
 from app.rag.knowledge import KnowledgeBase, build_knowledge_base
 from app.rag.retrieve import DenseRetriever, Retriever
 from app.rca.factory import build_generator
+from app.rca.grounding import CitationChecker
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             generator=build_generator(settings),
             knowledge_version=lambda: knowledge.version,
             top_k=settings.top_k,
+            checker=CitationChecker(embedder),
         )
         service = IncidentService(build_graph(deps, checkpointer), repository)
         recovered = await service.recover()

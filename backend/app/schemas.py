@@ -155,6 +155,7 @@ class IncidentPublic(BaseModel):
     final_rca: dict[str, Any] | None = None
     similar_error_docs: list[SimilarDoc] = Field(default_factory=list)
     dropped_evidence_ids: list[str] = Field(default_factory=list)
+    unsupported_citations: list[dict[str, Any]] = Field(default_factory=list)
     low_confidence: bool = False
     decision: dict[str, Any] | None = None
     drafts: list[dict[str, Any]] = Field(default_factory=list)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from app.rag.retrieve import Retriever
 from app.rca.base import RcaGenerator
+from app.rca.grounding import CitationChecker
 
 
 @dataclass(frozen=True)
@@ -17,3 +18,4 @@ class GraphDeps:
     generator: RcaGenerator
     knowledge_version: Callable[[], str]
     top_k: int = 5
+    checker: CitationChecker | None = None

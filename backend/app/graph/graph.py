@@ -1,4 +1,7 @@
-"""Build the RCA graph: rag → rca → whitelist → approval → finalize (or back to rag)."""
+"""Build the RCA graph: rag → rca → whitelist → citation_check → approval → finalize.
+
+A ``reanalyze`` decision routes from approval back to rag.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from app.graph.deps import GraphDeps
 from app.graph.nodes.approval import approval, route_after_approval
+from app.graph.nodes.citation_check import citation_check
 from app.graph.nodes.finalize import finalize
 from app.graph.nodes.rag import rag
 from app.graph.nodes.rca import rca
@@ -26,12 +30,14 @@ def build_graph(
     graph.add_node("rag", partial(rag, deps=deps))
     graph.add_node("rca", partial(rca, deps=deps))
     graph.add_node("whitelist", whitelist)
+    graph.add_node("citation_check", partial(citation_check, deps=deps))
     graph.add_node("approval", approval)
     graph.add_node("finalize", finalize)
     graph.add_edge(START, "rag")
     graph.add_edge("rag", "rca")
     graph.add_edge("rca", "whitelist")
-    graph.add_edge("whitelist", "approval")
+    graph.add_edge("whitelist", "citation_check")
+    graph.add_edge("citation_check", "approval")
     graph.add_conditional_edges("approval", route_after_approval, ["rag", "finalize"])
     graph.add_edge("finalize", END)
     return graph.compile(checkpointer=checkpointer)

@@ -21,6 +21,7 @@ class RcaState(TypedDict, total=False):
     retrieval_notes: list[str]
     rca: dict[str, Any]
     dropped_evidence_ids: list[str]
+    unsupported_citations: list[dict[str, Any]]
     decision: dict[str, Any]
     final_rca: dict[str, Any]
     status: str

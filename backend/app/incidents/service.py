@@ -175,6 +175,7 @@ class IncidentService:
             final_rca=values.get("final_rca"),
             similar_error_docs=values.get("similar_error_docs", []),
             dropped_evidence_ids=values.get("dropped_evidence_ids", []),
+            unsupported_citations=values.get("unsupported_citations", []),
             low_confidence=values.get("low_confidence", False),
             decision=values.get("decision"),
             drafts=values.get("drafts", []),

@@ -68,3 +68,28 @@ def confidence_band(
     if similarity >= thresholds.moderate or margin >= thresholds.margin:
         return ConfidenceBand.MEDIUM
     return ConfidenceBand.LOW
+
+
+_ORDER = [
+    ConfidenceBand.INSUFFICIENT,
+    ConfidenceBand.LOW,
+    ConfidenceBand.MEDIUM,
+    ConfidenceBand.HIGH,
+]
+
+
+def grounded_band(band: str, leading_claims: list[dict[str, Any]]) -> str:
+    """Lower the retrieval band when the leading hypothesis is poorly grounded.
+
+    ``insufficient`` stays; with no supported claim the band drops to ``low``; with fewer than
+    half of the claims supported it drops one step.
+    """
+    current = ConfidenceBand(band)
+    if current is ConfidenceBand.INSUFFICIENT or not leading_claims:
+        return current.value
+    supported = sum(1 for c in leading_claims if c.get("supported"))
+    if supported == 0:
+        return min(current, ConfidenceBand.LOW, key=_ORDER.index).value
+    if supported / len(leading_claims) < 0.5:
+        return _ORDER[max(1, _ORDER.index(current) - 1)].value
+    return current.value

@@ -56,7 +56,7 @@ def insufficient_rca(data: RcaInput) -> Rca:
     location = failure_location(data.incident_evidence)
     if location:
         frame, exception = location
-        claims.append(_location_claim(frame, exception))
+        claims.extend(_location_claims(frame, exception))
     return Rca(
         summary=(
             f"Insufficient evidence: no similar history in the knowledge base for "
@@ -93,27 +93,40 @@ def insufficient_rca(data: RcaInput) -> Rca:
     )
 
 
-def _location_claim(frame: EvidenceItem, exception: EvidenceItem | None) -> Claim:
-    where = describe_frame(frame.text)
-    what = f": {exception.text.strip()}" if exception else ""
-    evidence = [Citation(id=frame.id, quote=frame.text.strip())]
+def _location_claims(frame: EvidenceItem, exception: EvidenceItem | None) -> list[Claim]:
+    """Where it failed and what was raised, each citing the one trace line that shows it."""
+    claims = [
+        Claim(
+            text=f"The failure surfaced at {describe_frame(frame.text)}",
+            evidence=[Citation(id=frame.id, quote=frame.text.strip())],
+        )
+    ]
     if exception:
-        evidence.append(Citation(id=exception.id, quote=exception.text.strip()))
-    return Claim(text=f"The failure surfaced at {where}{what}", evidence=evidence)
+        claims.append(
+            Claim(
+                text=f"The exception raised was {exception.text.strip()}",
+                evidence=[Citation(id=exception.id, quote=exception.text.strip())],
+            )
+        )
+    return claims
 
 
 def _doc_claims(doc: dict[str, Any], incident_message: str | None) -> list[Claim]:
     meta = doc.get("metadata", {})
     code, name = meta.get("error_code", "?"), meta.get("error_name", "")
     claims = []
-    if meta.get("symptoms"):
-        evidence = [Citation(id=doc["id"], quote=meta["symptoms"])]
-        if incident_message:
-            evidence.append(Citation(id="incident:message", quote=incident_message))
+    if incident_message:
         claims.append(
             Claim(
-                text=f"The incident resembles {code} {name}; its symptoms: {meta['symptoms']}",
-                evidence=evidence,
+                text=f"The incident reports: {incident_message}",
+                evidence=[Citation(id="incident:message", quote=incident_message)],
+            )
+        )
+    if meta.get("symptoms"):
+        claims.append(
+            Claim(
+                text=f"Known symptoms of {code} {name}: {meta['symptoms']}",
+                evidence=[Citation(id=doc["id"], quote=meta["symptoms"])],
             )
         )
     if meta.get("cause"):
@@ -149,7 +162,7 @@ class ExtractiveGenerator:
         claims = _doc_claims(top, message_item.text if message_item else None)
         location = failure_location(data.incident_evidence)
         if location:
-            claims.append(_location_claim(*location))
+            claims.extend(_location_claims(*location))
         cause = meta.get("cause") or "not documented"
         hypotheses = [
             Hypothesis(

@@ -33,12 +33,20 @@ class Outcome(StrEnum):
 
 
 class Citation(BaseModel):
-    """One cited piece of evidence: its id and, optionally, the words relied on."""
+    """One cited piece of evidence: its id and, optionally, the words relied on.
+
+    The citation check fills ``support``, ``score`` and the best supporting ``sentence`` with
+    its character ``span`` in the cited text; clients never need to send them.
+    """
 
     model_config = ConfigDict(extra="ignore")
 
     id: str = Field(min_length=1, max_length=200)
     quote: str = Field(default="", max_length=2000)
+    support: str | None = None
+    score: float | None = None
+    sentence: str | None = None
+    span: list[int] | None = None
 
 
 class Claim(BaseModel):
@@ -49,6 +57,7 @@ class Claim(BaseModel):
     text: str = Field(min_length=1, max_length=4000)
     evidence: list[Citation] = Field(default_factory=list, max_length=20)
     supported: bool = True
+    support: str | None = None
 
 
 class Hypothesis(BaseModel):

@@ -24,6 +24,7 @@ def review_payload(state: RcaState) -> dict[str, Any]:
         "rca": state["rca"],
         "similar_error_docs": state.get("similar_error_docs", []),
         "dropped_evidence_ids": state.get("dropped_evidence_ids", []),
+        "unsupported_citations": state.get("unsupported_citations", []),
         "allowed_actions": ALLOWED_ACTIONS,
     }
 
