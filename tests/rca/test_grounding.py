@@ -55,7 +55,7 @@ def test_payment_claim_citing_the_checkout_crash_doc_is_unsupported(
 def test_checker_meets_its_bar_on_the_labelled_pairs(
     checker: CitationChecker, docs_by_code: dict[str, str]
 ) -> None:
-    """Precision/recall of 'supported' verdicts on data/eval/claims.jsonl (thresholds fixed there)."""
+    """P/R of 'supported' verdicts on data/eval/claims.jsonl (thresholds fixed there)."""
     rows = [json.loads(line) for line in CLAIMS_PATH.read_text().splitlines() if line.strip()]
     assert len(rows) >= 30 and sum(not r["supported"] for r in rows) >= 10
     tp = fp = fn = 0
