@@ -20,6 +20,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP) ## Create .venv and install the project with its dev extras
 
 run: install ## Start the service on embedded defaults (http://127.0.0.1:8000)
+	$(BIN)/rca setup-local
 	$(BIN)/rca serve
 
 test: install lint ## Lint, type-check and run the whole test suite

@@ -28,6 +28,7 @@ def settings(tmp_path: Path) -> Settings:
         state_dir=tmp_path / "state",
         collection_name=unique_name("kb"),
         knowledge_path=KNOWLEDGE_PATH,
+        auth="off",
         _env_file=None,  # type: ignore[call-arg]
     )
 
@@ -52,6 +53,7 @@ def shared_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClie
     settings = Settings(
         state_dir=tmp_path_factory.mktemp("state"),
         collection_name=unique_name("kb"),
+        auth="off",
         _env_file=None,  # type: ignore[call-arg]
     )
     with TestClient(create_app(settings)) as test_client:

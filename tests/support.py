@@ -43,7 +43,7 @@ class ServiceProcess:
         self.log_path: Path | None = None
 
     def start(self, timeout: float = 180.0) -> ServiceProcess:
-        """Start the process and wait until ``/ready`` answers 200."""
+        """Start the process and wait until it answers (the lifespan has finished by then)."""
         env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT / "backend"), **self.env}
         state_dir = Path(env.get("RCA_STATE_DIR", "."))
         state_dir.mkdir(parents=True, exist_ok=True)
@@ -73,7 +73,7 @@ class ServiceProcess:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited early:\n{self.log()}")
             try:
-                if httpx.get(f"{self.base_url}/ready", timeout=2).status_code == 200:
+                if httpx.get(f"{self.base_url}/health", timeout=2).status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass

@@ -18,7 +18,8 @@ from fastapi.responses import JSONResponse
 
 from app.api.routes import health, incidents
 from app.core.config import Settings, get_settings
-from app.core.errors import AppError
+from app.core.errors import AppError, ConfigurationError
+from app.core.security import KeyRing, is_loopback
 from app.runtime import open_runtime
 
 logger = logging.getLogger(__name__)
@@ -75,9 +76,29 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
 
 
+def keyring_from_settings(settings: Settings) -> KeyRing | None:
+    """The configured keys; None when auth is off. Fails closed on a missing configuration."""
+    if settings.auth == "off":
+        if not is_loopback(settings.host):
+            raise ConfigurationError(
+                "RCA_AUTH=off is accepted only when bound to a loopback address "
+                f"(RCA_HOST is {settings.host})"
+            )
+        return None
+    spec = settings.api_keys.get_secret_value() if settings.api_keys else ""
+    keyring = KeyRing.parse(spec)
+    if not len(keyring):
+        raise ConfigurationError(
+            "no API keys configured: set RCA_API_KEYS to 'role:key[:name],…' "
+            "(roles: submitter, reviewer, admin), or RCA_AUTH=off on a loopback address"
+        )
+    return keyring
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The application; pass ``settings`` in tests, otherwise they come from the environment."""
     settings = settings or get_settings()
+    keyring = keyring_from_settings(settings)
     app = FastAPI(
         title="Incident RCA agent",
         version="0.1.0",
@@ -87,6 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url="/openapi.json" if settings.debug else None,
     )
     app.state.settings = settings
+    app.state.keyring = keyring
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(incidents.router)

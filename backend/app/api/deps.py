@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from app.core.config import Settings
+from app.core.errors import Forbidden, Unauthorized
+from app.core.security import LOCAL_IDENTITY, Identity, KeyRing, Role
 from app.incidents.service import IncidentService
 
 
@@ -22,5 +25,42 @@ def get_app_settings(request: Request) -> Settings:
     return settings
 
 
+def presented_key(request: Request) -> str | None:
+    """The API key from ``X-API-Key`` or ``Authorization: Bearer``."""
+    key = request.headers.get("x-api-key")
+    if key:
+        return key.strip()
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def get_identity(request: Request) -> Identity:
+    """Who is calling; 401 without a valid key (unless auth is off, loopback only)."""
+    keyring: KeyRing | None = request.app.state.keyring
+    if keyring is None:
+        identity = LOCAL_IDENTITY
+    else:
+        found = keyring.identify(presented_key(request))
+        if found is None:
+            raise Unauthorized("missing or invalid API key")
+        identity = found
+    request.state.identity = identity
+    return identity
+
+
+def require(role: Role) -> Callable[[Identity], Identity]:
+    """A dependency admitting identities holding ``role`` (403 otherwise)."""
+
+    def check(identity: Annotated[Identity, Depends(get_identity)]) -> Identity:
+        if not identity.can(role):
+            raise Forbidden(f"this API key lacks the '{role.name.lower()}' role")
+        return identity
+
+    return check
+
+
 IncidentServiceDep = Annotated[IncidentService, Depends(get_incident_service)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+SubmitterDep = Annotated[Identity, Depends(require(Role.SUBMITTER))]
+ReviewerDep = Annotated[Identity, Depends(require(Role.REVIEWER))]
+AdminDep = Annotated[Identity, Depends(require(Role.ADMIN))]

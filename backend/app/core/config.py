@@ -44,6 +44,14 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     debug: bool = False
 
+    # Security and limits.
+    api_keys: SecretStr | None = None
+    auth: Literal["on", "off"] = "on"
+    rate_limit_per_minute: int = Field(default=120, ge=0)
+    redis_url: str | None = None
+    max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    cors_origins: str = ""
+
     # Retrieval engine (B) -- hybrid BM25 + dense, RRF, gates, rerank, budgets; see .env.example.
     rrf_k: int = Field(default=60, ge=0)
     retrieve_candidates: int = Field(default=50, ge=1, le=1000)

@@ -45,6 +45,38 @@ class ValidationFailed(AppError):
     code = "validation_error"
 
 
+class Unauthorized(AppError):
+    """No valid credentials were presented."""
+
+    status_code = 401
+    code = "unauthorized"
+
+
+class Forbidden(AppError):
+    """The credentials are valid but lack the role the operation needs."""
+
+    status_code = 403
+    code = "forbidden"
+
+
+class RateLimited(AppError):
+    """Too many requests from one client in the current window."""
+
+    status_code = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PayloadTooLarge(AppError):
+    """The request body is larger than the configured cap."""
+
+    status_code = 413
+    code = "payload_too_large"
+
+
 class NotFound(AppError):
     """The addressed resource does not exist."""
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
+
+from app.api.deps import get_identity
 
 router = APIRouter(tags=["health"])
 
@@ -16,7 +18,7 @@ async def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/ready")
+@router.get("/ready", dependencies=[Depends(get_identity)])
 async def ready(request: Request) -> JSONResponse:
     """Readiness: knowledge base loaded, model verified, checkpointer open."""
     state = request.app.state

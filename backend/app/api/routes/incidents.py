@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
-from app.api.deps import IncidentServiceDep
+from app.api.deps import IncidentServiceDep, ReviewerDep, require
+from app.core.security import LOCAL_IDENTITY, Role
 from app.schemas import (
     DecisionCreate,
     ErrorResponse,
@@ -16,9 +17,13 @@ from app.schemas import (
     StatusFilter,
 )
 
-router = APIRouter(prefix="/api/incidents", tags=["incidents"])
+router = APIRouter(
+    prefix="/api/incidents", tags=["incidents"], dependencies=[Depends(require(Role.SUBMITTER))]
+)
 
 ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorResponse, "description": "Missing or invalid API key"},
+    403: {"model": ErrorResponse, "description": "The API key lacks the role"},
     404: {"model": ErrorResponse, "description": "No such incident"},
     409: {"model": ErrorResponse, "description": "The incident is not awaiting review"},
     422: {"model": ErrorResponse, "description": "Invalid input"},
@@ -50,10 +55,14 @@ async def get_incident(incident_id: str, service: IncidentServiceDep) -> Inciden
 
 @router.post("/{incident_id}/decision", response_model=IncidentPublic, responses=ERRORS)
 async def decide_incident(
-    incident_id: str, body: DecisionCreate, service: IncidentServiceDep
+    incident_id: str, body: DecisionCreate, service: IncidentServiceDep, identity: ReviewerDep
 ) -> IncidentPublic:
-    """Approve, reject, edit-and-approve or send back for re-analysis."""
-    actor = body.reviewer or "anonymous"
+    """Approve, reject, edit-and-approve or send back for re-analysis.
+
+    The decision records the authenticated identity; a ``reviewer`` in the body is accepted
+    and ignored, except when authentication is off (loopback only), where it names the actor.
+    """
+    actor = (body.reviewer or identity.name) if identity is LOCAL_IDENTITY else identity.name
     return await service.decide(incident_id, body, actor)
 
 
