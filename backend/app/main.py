@@ -14,11 +14,14 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
+from app.api.middleware import MemoryRateLimiter, RedisRateLimiter, install_middleware
 from app.api.routes import health, incidents
 from app.core.config import Settings, get_settings
 from app.core.errors import AppError, ConfigurationError
+from app.core.logging import configure_logging
 from app.core.security import KeyRing, is_loopback
 from app.runtime import open_runtime
 
@@ -109,6 +112,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.keyring = keyring
+    configure_logging(settings.log_level)
+    limiter = RedisRateLimiter(settings.redis_url) if settings.redis_url else MemoryRateLimiter()
+    app.state.rate_limiter = limiter
+    install_middleware(app, limiter, settings.rate_limit_per_minute, settings.max_body_bytes)
+    if settings.cors_origins.strip():
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=[o.strip() for o in settings.cors_origins.split(",") if o.strip()],
+            allow_methods=["GET", "POST"],
+            allow_headers=["Content-Type", "X-API-Key", "Authorization", "X-Request-ID"],
+        )
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(incidents.router)

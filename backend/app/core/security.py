@@ -80,9 +80,10 @@ class KeyRing:
             role = Role.parse(parts[0])
             if len(parts[1]) < MIN_KEY_LENGTH:
                 raise ConfigurationError(
-                    f"RCA_API_KEYS entry {number}: keys must have at least {MIN_KEY_LENGTH} characters"
+                    f"RCA_API_KEYS entry {number}: a key needs {MIN_KEY_LENGTH}+ characters"
                 )
-            name = parts[2].strip() if len(parts) == 3 and parts[2].strip() else role.name.lower()
+            given = parts[2].strip() if len(parts) == 3 else ""
+            name = given or role.name.lower()
             entries.append((digest(parts[1]), Identity(name=name, role=role)))
         return cls(entries)
 

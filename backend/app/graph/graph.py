@@ -12,6 +12,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from app.core.metrics import timed_node
 from app.graph.deps import GraphDeps
 from app.graph.nodes.approval import approval, route_after_approval
 from app.graph.nodes.citation_check import citation_check
@@ -27,12 +28,16 @@ def build_graph(
 ) -> CompiledStateGraph[RcaState, Any, RcaState, RcaState]:
     """Compile the graph with ``deps`` bound into the nodes that need them."""
     graph = StateGraph(RcaState)
-    graph.add_node("rag", partial(rag, deps=deps))
-    graph.add_node("rca", partial(rca, deps=deps))
-    graph.add_node("whitelist", whitelist)
-    graph.add_node("citation_check", partial(citation_check, deps=deps))
-    graph.add_node("approval", approval)
-    graph.add_node("finalize", finalize)
+    nodes: dict[str, Any] = {
+        "rag": partial(rag, deps=deps),
+        "rca": partial(rca, deps=deps),
+        "whitelist": whitelist,
+        "citation_check": partial(citation_check, deps=deps),
+        "approval": approval,
+        "finalize": finalize,
+    }
+    for name, node in nodes.items():
+        graph.add_node(name, timed_node(name, node))
     graph.add_edge(START, "rag")
     graph.add_edge("rag", "rca")
     graph.add_edge("rca", "whitelist")

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import get_identity
+from app.core.metrics import REVIEWS_PENDING
 
 router = APIRouter(tags=["health"])
 
@@ -40,3 +42,13 @@ async def ready(request: Request) -> JSONResponse:
         reasons.append("checkpointer not open")
     body = {"ready": not reasons, "components": components, "reasons": reasons}
     return JSONResponse(body, status_code=200 if not reasons else 503)
+
+
+@router.get("/metrics", dependencies=[Depends(get_identity)], include_in_schema=False)
+async def metrics(request: Request) -> Response:
+    """Prometheus metrics (any valid key)."""
+    service = getattr(request.app.state, "incidents", None)
+    if service is not None:
+        _, pending = await service.repository.page("awaiting_review", 1, 0)
+        REVIEWS_PENDING.set(pending)
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

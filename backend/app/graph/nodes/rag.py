@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from app.core.metrics import LOW_CONFIDENCE
 from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
 
@@ -19,6 +20,8 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
     """Retrieve top-k docs; record exactly what the RCA will see and why each ranked."""
     query = retrieval_query(state["incident"])
     retrieval = await asyncio.to_thread(deps.retriever.retrieve, query, deps.top_k)
+    if retrieval.low_confidence:
+        LOW_CONFIDENCE.inc()
     docs = [
         {
             "id": doc.id,

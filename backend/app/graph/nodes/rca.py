@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from app.core.metrics import LLM_FALLBACKS
 from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
 from app.rca.base import RcaInput
@@ -26,6 +27,8 @@ def rca_input(state: RcaState, deps: GraphDeps) -> RcaInput:
 async def rca(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
     """Write the draft; the generator itself fails open to the extractive path."""
     draft = await deps.generator.generate(rca_input(state, deps))
+    if draft.provenance.fallback_reason:
+        LLM_FALLBACKS.inc()
     return {
         "rca": draft.model_dump(mode="json"),
         "analyzed_at": datetime.now(UTC).isoformat(),

@@ -1,0 +1,197 @@
+"""HTTP middleware: request ids, latency metrics, security headers, body cap, rate limits.
+
+Order (outermost first): request id → metrics → security headers → body size cap → rate limit.
+Every rejection uses the one error envelope ``{"error": {"code", "message"}}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api.deps import presented_key
+from app.core.logging import request_id_var
+from app.core.metrics import REQUEST_LATENCY
+
+_REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+RATE_LIMIT_EXEMPT = ("/health", "/ready", "/", "/static")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
+
+CallNext = Callable[[Request], Awaitable[Response]]
+
+
+def error_response(status: int, code: str, message: str, **headers: str) -> JSONResponse:
+    """The error envelope as a response."""
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
+
+
+class RateLimiter(Protocol):
+    """Counts requests per client in fixed one-minute windows."""
+
+    async def hit(self, client: str, limit: int) -> int | None:
+        """Record a request; None when allowed, else seconds until the window resets."""
+        ...
+
+
+class MemoryRateLimiter:
+    """In-process fixed windows (one worker)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, int], int] = {}
+
+    async def hit(self, client: str, limit: int) -> int | None:
+        """Record a request; None when allowed, else seconds until the window resets."""
+        now = time.time()
+        window = int(now // 60)
+        if len(self._counts) > 10_000:
+            self._counts = {k: v for k, v in self._counts.items() if k[1] == window}
+        count = self._counts.get((client, window), 0) + 1
+        self._counts[(client, window)] = count
+        return None if count <= limit else max(1, int(60 - now % 60))
+
+
+class RedisRateLimiter:
+    """Fixed windows in Redis, shared by every worker of a deployment."""
+
+    def __init__(self, url: str) -> None:
+        from redis.asyncio import Redis
+
+        self._redis: Any = Redis.from_url(url)
+
+    async def hit(self, client: str, limit: int) -> int | None:
+        """Record a request; None when allowed, else seconds until the window resets."""
+        now = time.time()
+        key = f"rca:ratelimit:{client}:{int(now // 60)}"
+        pipeline = self._redis.pipeline()
+        pipeline.incr(key)
+        pipeline.expire(key, 90)
+        count, _ = await pipeline.execute()
+        return None if int(count) <= limit else max(1, int(60 - now % 60))
+
+    async def ping(self) -> bool:
+        """One round trip, for readiness."""
+        return bool(await self._redis.ping())
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self._redis.aclose()
+
+
+def client_key(request: Request) -> str:
+    """Rate-limit bucket: the API key's digest, or the client address without one."""
+    key = presented_key(request)
+    if key:
+        return "key:" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    return "addr:" + (request.client.host if request.client else "unknown")
+
+
+class BodySizeLimit:
+    """Reject request bodies over ``max_bytes`` (declared or streamed) with 413."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check Content-Length first, then count streamed bytes."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
+        too_large = error_response(
+            413, "payload_too_large", f"request body is larger than {self.max_bytes} bytes"
+        )
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await too_large(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _BodyTooLarge
+            return message
+
+        try:
+            await self.app(scope, counted_receive, send)
+        except _BodyTooLarge:
+            await too_large(scope, receive, send)
+
+
+class _BodyTooLarge(Exception):
+    """Raised inside the app when a streamed body passes the cap."""
+
+
+def install_middleware(
+    app: FastAPI, limiter: RateLimiter | None, per_minute: int, max_body: int
+) -> None:
+    """Add the middleware stack to ``app``."""
+    app.add_middleware(BodySizeLimit, max_bytes=max_body)
+
+    @app.middleware("http")
+    async def rate_limit(request: Request, call_next: CallNext) -> Response:
+        path = request.url.path
+        exempt = path in RATE_LIMIT_EXEMPT or path.startswith("/static/")
+        if limiter is not None and per_minute > 0 and not exempt:
+            retry_after = await limiter.hit(client_key(request), per_minute)
+            if retry_after is not None:
+                return error_response(
+                    429,
+                    "rate_limited",
+                    f"rate limit of {per_minute} requests per minute exceeded",
+                    **{"Retry-After": str(retry_after)},
+                )
+        return await call_next(request)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: CallNext) -> Response:
+        response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    @app.middleware("http")
+    async def metrics(request: Request, call_next: CallNext) -> Response:
+        start = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        template = getattr(route, "path", "unmatched")
+        REQUEST_LATENCY.labels(request.method, template, str(response.status_code)).observe(
+            time.perf_counter() - start
+        )
+        return response
+
+    @app.middleware("http")
+    async def request_id(request: Request, call_next: CallNext) -> Response:
+        given = request.headers.get("x-request-id", "")
+        value = given if _REQUEST_ID_RE.match(given) else uuid.uuid4().hex
+        token = request_id_var.set(value)
+        try:
+            response = await call_next(request)
+        finally:
+            request_id_var.reset(token)
+        response.headers["X-Request-ID"] = value
+        return response
