@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from app.core.config import Settings
 from app.graph.deps import GraphDeps
 from app.graph.graph import build_graph
+from app.incidents.redaction import Redactor
 from app.incidents.repository import SqliteIncidentRepository
 from app.incidents.service import IncidentService
 from app.rag.embedding import Embedder, default_embedder
@@ -70,7 +71,11 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             top_k=settings.top_k,
             checker=CitationChecker(embedder),
         )
-        service = IncidentService(build_graph(deps, checkpointer), repository)
+        service = IncidentService(
+            build_graph(deps, checkpointer),
+            repository,
+            redactor=Redactor(settings.redaction_patterns),
+        )
         recovered = await service.recover()
         if recovered:
             logger.info("recovered %d interrupted incident run(s)", recovered)

@@ -51,6 +51,7 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
     cors_origins: str = ""
+    redaction_patterns: dict[str, str] = Field(default_factory=dict)
 
     # Retrieval engine (B) -- hybrid BM25 + dense, RRF, gates, rerank, budgets; see .env.example.
     rrf_k: int = Field(default=60, ge=0)

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from app.core.errors import Conflict, NotFound, ValidationFailed
 from app.graph.nodes.whitelist import allowed_evidence_ids, filter_rca
 from app.graph.state import RcaState
+from app.incidents.redaction import Redactor
 from app.incidents.repository import AuditEvent, IncidentRepository
 from app.rca.schema import Rca
 from app.schemas import (
@@ -75,10 +76,12 @@ class IncidentService:
         graph: Graph,
         repository: IncidentRepository,
         observers: Sequence[IncidentObserver] = (),
+        redactor: Redactor | None = None,
     ) -> None:
         self.graph = graph
         self.repository = repository
         self.observers = list(observers)
+        self.redactor = redactor or Redactor()
 
     async def _notify(self, incident_id: str) -> None:
         """Tell observers where the incident stands; their failures are logged, not raised."""
@@ -96,7 +99,8 @@ class IncidentService:
 
     async def create(self, body: IncidentCreate) -> IncidentPublic:
         """Record the incident, run it to the review point and return it."""
-        incident = body.model_dump(exclude_none=True)
+        # Masked before anything is stored, logged, sent to an LLM or notified.
+        incident = self.redactor.data(body.model_dump(exclude_none=True))
         incident_id = str(uuid.uuid4())
         now = utcnow()
         await self.repository.insert(
@@ -230,7 +234,7 @@ class IncidentService:
                 now,
                 actor,
                 decision.action.value,
-                decision.comment,
+                resume["comment"],
                 {"original_rca": snapshot.values.get("rca"), "edited_rca": resume.get("rca")},
             ),
         )
@@ -245,12 +249,14 @@ class IncidentService:
         resume: dict[str, Any] = {
             "action": decision.action.value,
             "reviewer": actor,
-            "comment": decision.comment,
+            "comment": self.redactor.text(decision.comment) if decision.comment else None,
             "decided_at": utcnow(),
         }
         if decision.action is DecisionAction.EDIT:
             try:
-                edited = Rca.model_validate(decision.rca).model_dump(mode="json")
+                edited = self.redactor.data(
+                    Rca.model_validate(decision.rca).model_dump(mode="json")
+                )
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"]) or "rca"
@@ -262,7 +268,9 @@ class IncidentService:
             edited["provenance"] = {**edited.get("provenance", {}), "edited_by": actor}
             resume["rca"] = edited
         if decision.action is DecisionAction.REANALYZE and decision.added_evidence:
-            resume["added_evidence"] = decision.added_evidence.model_dump(exclude_none=True)
+            resume["added_evidence"] = self.redactor.data(
+                decision.added_evidence.model_dump(exclude_none=True)
+            )
         return resume
 
     def _not_pending(self, row: dict[str, Any]) -> Conflict:
