@@ -12,17 +12,18 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
+from app.api.deps import require
 from app.api.middleware import MemoryRateLimiter, RedisRateLimiter, install_middleware
-from app.api.routes import health, incidents
+from app.api.routes import health, incidents, retrieve
 from app.core.config import Settings, get_settings
 from app.core.errors import AppError, ConfigurationError
 from app.core.logging import configure_logging
-from app.core.security import KeyRing, is_loopback
+from app.core.security import KeyRing, Role, is_loopback
 from app.runtime import open_runtime
 
 logger = logging.getLogger(__name__)
@@ -76,6 +77,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.embedder = runtime.embedder
         app.state.knowledge = runtime.knowledge
         app.state.incidents = runtime.incidents
+        app.state.retrieval = runtime.retriever
         yield
 
 
@@ -126,4 +128,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(incidents.router)
+    app.include_router(retrieve.router, dependencies=[Depends(require(Role.SUBMITTER))])
     return app

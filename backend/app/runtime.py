@@ -8,23 +8,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-
-import aiosqlite
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from app.core.config import Settings
 from app.graph.deps import GraphDeps
 from app.graph.graph import build_graph
 from app.incidents.redaction import Redactor
-from app.incidents.repository import SqliteIncidentRepository
 from app.incidents.service import IncidentService
 from app.rag.embedding import Embedder, default_embedder
+from app.rag.engine import RetrievalEngine, build_retrieval_engine
 from app.rag.knowledge import KnowledgeBase, build_knowledge_base
-from app.rag.retrieve import DenseRetriever, Retriever
-from app.rca.factory import build_generator
+from app.rag.rewrite import build_query_rewriter
+from app.rca.factory import build_chat_model, build_generator
 from app.rca.grounding import CitationChecker
+from app.storage.base import StateBackend
+from app.storage.sqlite import open_sqlite_backend
 
 logger = logging.getLogger(__name__)
 
@@ -36,14 +35,21 @@ class Runtime:
     settings: Settings
     embedder: Embedder
     knowledge: KnowledgeBase
-    retriever: Retriever
+    retriever: RetrievalEngine
     incidents: IncidentService
+    backend: StateBackend
     checkpointer_open: bool = True
 
 
-def build_retriever(settings: Settings, knowledge: KnowledgeBase) -> Retriever:
-    """The retriever the rag node uses."""
-    return DenseRetriever(knowledge.store)
+def build_retriever(settings: Settings, knowledge: KnowledgeBase) -> RetrievalEngine:
+    """The hybrid engine the rag node and the retrieval APIs share."""
+    rewriter = build_query_rewriter(settings, build_chat_model(settings))
+    return build_retrieval_engine(settings, knowledge, rewriter=rewriter)
+
+
+def open_state_backend(settings: Settings) -> AbstractAsyncContextManager[StateBackend]:
+    """SQLite under ``RCA_STATE_DIR`` by default."""
+    return open_sqlite_backend(settings.checkpoint_db_path)
 
 
 @asynccontextmanager
@@ -52,18 +58,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     embedder = default_embedder()
     knowledge = build_knowledge_base(settings, embedder)
     retriever = build_retriever(settings, knowledge)
-    settings.state_dir.mkdir(parents=True, exist_ok=True)
-    async with (
-        aiosqlite.connect(settings.checkpoint_db_path) as checkpoint_db,
-        aiosqlite.connect(settings.checkpoint_db_path) as index_db,
-    ):
-        await checkpoint_db.execute("PRAGMA journal_mode=WAL")
-        for connection in (checkpoint_db, index_db):
-            await connection.execute("PRAGMA busy_timeout=5000")
-        checkpointer = AsyncSqliteSaver(checkpoint_db)
-        await checkpointer.setup()
-        repository = SqliteIncidentRepository(index_db)
-        await repository.setup()
+    async with open_state_backend(settings) as backend:
         deps = GraphDeps(
             retriever=retriever,
             generator=build_generator(settings),
@@ -72,15 +67,16 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             checker=CitationChecker(embedder),
         )
         service = IncidentService(
-            build_graph(deps, checkpointer),
-            repository,
+            build_graph(deps, backend.checkpointer),
+            backend.repository,
             redactor=Redactor(settings.redaction_patterns),
         )
         recovered = await service.recover()
         if recovered:
             logger.info("recovered %d interrupted incident run(s)", recovered)
-        runtime = Runtime(settings, embedder, knowledge, retriever, service)
+        runtime = Runtime(settings, embedder, knowledge, retriever, service, backend)
         try:
             yield runtime
         finally:
             runtime.checkpointer_open = False
+            retriever.close()

@@ -1,0 +1,58 @@
+"""Retrieval routes: ``POST /retrieve`` (budgeted context) and ``POST /rag/query`` (ranked nodes).
+
+Thin by design: parse, call the engine, map. Errors come from the engine as ``AppError``
+subclasses (422 blank query, 404 no collection, 503 vector store or embedder failure).
+Routes are sync so Chroma's blocking calls run in FastAPI's thread pool.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter
+
+from app.api.retrieval_deps import RetrievalEngineDep
+from app.api.retrieval_schemas import (
+    RagContextPublic,
+    RagQueryCreate,
+    RagQueryPublic,
+    RetrievalCreate,
+)
+
+router = APIRouter(tags=["retrieval"])
+
+_ERROR_EXAMPLE = {"error": {"code": "…", "message": "…"}}
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    422: {"description": "Empty, blank or too long query; invalid limit."},
+    503: {
+        "description": "The vector store or another dependency failed.",
+        "content": {"application/json": {"example": _ERROR_EXAMPLE}},
+    },
+}
+
+
+@router.post(
+    "/retrieve",
+    response_model=RagContextPublic,
+    responses={
+        404: {
+            "description": "None of the requested collections exists.",
+            "content": {"application/json": {"example": _ERROR_EXAMPLE}},
+        },
+        **_RESPONSES,
+    },
+)
+def retrieve(body: RetrievalCreate, engine: RetrievalEngineDep) -> RagContextPublic:
+    """Ranked context chunks from the base and optional user collection, under a token budget."""
+    retrieval = engine.retrieve_collections(body.query, body.collection_names(), body.limit)
+    packed = engine.pack_context(body.query, retrieval.docs)
+    return RagContextPublic.from_results(retrieval, packed)
+
+
+@router.post("/rag/query", response_model=RagQueryPublic, responses=_RESPONSES)
+def rag_query(body: RagQueryCreate, engine: RetrievalEngineDep) -> RagQueryPublic:
+    """Ranked knowledge-base passages for a question (an agent-tool friendly shape)."""
+    started = time.perf_counter()
+    retrieval = engine.retrieve(body.query, body.limit or engine.config.default_limit)
+    return RagQueryPublic.from_retrieval(retrieval, time.perf_counter() - started)

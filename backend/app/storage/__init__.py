@@ -1,0 +1,1 @@
+"""Durable state backends: the graph checkpointer and the incident index, opened together."""

@@ -1,0 +1,31 @@
+"""Fixtures for the retrieval-engine tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from tests.rag.rag_support import RerankServer
+
+from app.rag.engine import EngineConfig, RetrievalEngine
+from app.rag.knowledge import KnowledgeBase
+
+
+@pytest.fixture
+def rerank_server() -> Iterator[RerankServer]:
+    """A scripted rerank server; set ``.script`` before use."""
+    server = RerankServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def engine(knowledge: KnowledgeBase) -> Iterator[RetrievalEngine]:
+    """The real engine over the shared knowledge base with default settings."""
+    built = RetrievalEngine(knowledge.store, EngineConfig())
+    try:
+        yield built
+    finally:
+        built.close()

@@ -1,0 +1,234 @@
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.rag.rag_support import FakeReranker, code_of
+from tests.support import unique_name
+
+from app.core.config import Settings
+from app.core.errors import NotFound, UpstreamError, ValidationFailed
+from app.rag.embedding import MiniLmEmbedder
+from app.rag.engine import (
+    EngineConfig,
+    RetrievalEngine,
+    build_retrieval_engine,
+    incident_query,
+)
+from app.rag.ingest import KnowledgeChunk, chunk_id
+from app.rag.knowledge import KnowledgeBase
+from app.rag.packing import Complexity
+from app.rag.store import ScoredChunk, VectorStore
+
+OUT_OF_DOMAIN = "LDAP bind failures on the VPN concentrator"
+
+
+def chunk(text: str, **metadata: Any) -> KnowledgeChunk:
+    return KnowledgeChunk(id=chunk_id(text, "user-"), text=text, metadata=dict(metadata))
+
+
+@pytest.fixture
+def user_store(knowledge: KnowledgeBase, embedder: MiniLmEmbedder) -> Iterator[VectorStore]:
+    store = VectorStore(knowledge.store.client, embedder, unique_name("user"))
+    store.add(
+        [
+            chunk(
+                "Team runbook: payment provider timeouts at checkout (PAY-408) -- page the "
+                "payments on-call and switch to the secondary provider.",
+                source_id="runbook-payments",
+            ),
+            chunk("Team note: the loyalty service is slow on Mondays.", source_id="note-1"),
+        ]
+    )
+    yield store
+    store.client.delete_collection(store.collection_name)
+
+
+@pytest.mark.parametrize(
+    ("query", "code"),
+    [
+        ("pay 408", "PAY-408"),
+        ("PAY408", "PAY-408"),
+        ("pos-503-plu", "POS-503-PLU"),
+        ("POS422QTY rejects from till 7", "POS-422-QTY"),
+        ("co500 spike after the promo launch", "CO-500"),
+    ],
+)
+def test_codes_typed_differently_rank_their_doc_first(
+    engine: RetrievalEngine, query: str, code: str
+) -> None:
+    result = engine.retrieve(query, 5)
+    top = result.docs[0]
+    assert code_of(top) == code
+    assert top.bm25_rank == 1
+    assert top.code_match
+
+
+def test_every_result_explains_its_rank(engine: RetrievalEngine) -> None:
+    result = engine.retrieve("PAY-408 payment provider read timeout at checkout", 3)
+    assert not result.low_confidence
+    assert result.queries == ["PAY-408 payment provider read timeout at checkout"]
+    top = result.docs[0]
+    assert code_of(top) == "PAY-408"
+    why = top.explanation()
+    assert why["dense_rank"] == 1 and why["bm25_rank"] == 1 and why["code_match"] is True
+    assert why["fused_score"] == pytest.approx(2 / 61 + 1.0)
+    assert why["rerank_score"] is None
+    assert 0.0 < why["dense_score"] <= 1.0 and why["bm25_score"] > 0
+    assert len(result.docs) <= 3
+
+
+def test_paraphrase_without_code_is_found(engine: RetrievalEngine) -> None:
+    result = engine.retrieve(
+        "Card tenders at the tills keep failing with a bad gateway reply while cash works", 3
+    )
+    assert code_of(result.docs[0]) == "POS-502-CARD"
+    assert not result.docs[0].code_match
+
+
+@pytest.mark.parametrize(
+    "query",
+    [OUT_OF_DOMAIN, "Guest Wi-Fi captive portal at head office does not load the splash page"],
+)
+def test_out_of_domain_queries_are_low_confidence(engine: RetrievalEngine, query: str) -> None:
+    result = engine.retrieve(query, 5)
+    assert result.low_confidence
+    assert result.docs == []
+
+
+def test_exact_code_survives_a_floor_nothing_else_passes(knowledge: KnowledgeBase) -> None:
+    engine = RetrievalEngine(knowledge.store, EngineConfig(score_floor=0.99))
+    result = engine.retrieve("POS-422-QTY alert fired", 5)
+    assert [code_of(d) for d in result.docs] == ["POS-422-QTY"]
+    assert result.docs[0].code_match
+
+
+def test_code_match_boost_can_be_switched_off(knowledge: KnowledgeBase) -> None:
+    engine = RetrievalEngine(knowledge.store, EngineConfig(code_match_boost=0.0))
+    top = engine.retrieve("PAY-408 payment timeout", 1).docs[0]
+    assert top.code_match and top.fused_score is not None and top.fused_score < 1.0
+
+
+def test_results_are_deterministic(engine: RetrievalEngine) -> None:
+    first = engine.retrieve("checkout fails", 10)
+    second = engine.retrieve("checkout fails", 10)
+    assert [d.id for d in first.docs] == [d.id for d in second.docs]
+    fused = [d.fused_score or 0.0 for d in first.docs]
+    assert fused == sorted(fused, reverse=True)
+
+
+@pytest.mark.parametrize("query", ["", "   \n\t"])
+def test_blank_query_is_rejected(engine: RetrievalEngine, query: str) -> None:
+    with pytest.raises(ValidationFailed):
+        engine.retrieve(query, 5)
+
+
+def test_too_long_query_and_bad_limit_are_rejected(knowledge: KnowledgeBase) -> None:
+    engine = RetrievalEngine(knowledge.store, EngineConfig(query_max_chars=10))
+    with pytest.raises(ValidationFailed, match="longer than 10"):
+        engine.retrieve("x" * 11, 5)
+    with pytest.raises(ValidationFailed):
+        engine.retrieve("PAY-408", 0)
+
+
+def test_multi_collection_search_fuses_both(
+    engine: RetrievalEngine, user_store: VectorStore
+) -> None:
+    names = [engine.collection_name, user_store.collection_name]
+    result = engine.retrieve_collections("payment provider timeouts at checkout PAY-408", names, 15)
+    collections = {d.collection for d in result.docs}
+    assert collections == set(names)
+    assert result.notes == []
+    runbook = next(d for d in result.docs if d.collection == user_store.collection_name)
+    assert runbook.metadata["source_id"] == "runbook-payments"
+    assert runbook.bm25_rank == 1
+
+
+def test_multi_collection_partial_and_missing(
+    engine: RetrievalEngine, user_store: VectorStore
+) -> None:
+    missing = unique_name("missing")
+    result = engine.retrieve_collections("PAY-408", [missing, user_store.collection_name], 5)
+    assert {d.collection for d in result.docs} == {user_store.collection_name}
+    assert result.notes == [f"collection '{missing}' does not exist; skipped"]
+    with pytest.raises(NotFound):
+        engine.retrieve_collections("PAY-408", [missing, unique_name("gone")], 5)
+
+
+def test_new_chunks_reach_the_keyword_index(
+    engine: RetrievalEngine, user_store: VectorStore
+) -> None:
+    names = [user_store.collection_name]
+    assert engine.retrieve_collections("zebra firmware", names, 5).low_confidence
+    user_store.add([chunk("Zebra scanner firmware 7.1 drops EAN-13 reads.", source_id="n2")])
+    result = engine.retrieve_collections("zebra firmware", names, 5)
+    assert result.docs and result.docs[0].metadata["source_id"] == "n2"
+    assert result.docs[0].bm25_rank == 1
+
+
+def test_refresh_rebuilds_the_base_index(
+    knowledge: KnowledgeBase, embedder: MiniLmEmbedder
+) -> None:
+    store = VectorStore(knowledge.store.client, embedder, unique_name("kb"))
+    try:
+        store.add([chunk("Error: ZZ-999 WIDGET_JAM\nSymptoms: widget jams.", error_code="ZZ-999")])
+        engine = RetrievalEngine(store, EngineConfig(score_floor=0.99))
+        assert code_of(engine.retrieve("zz 999", 3).docs[0]) == "ZZ-999"
+        store.reset(
+            [chunk("Error: YY-111 GADGET_JAM\nSymptoms: gadget jams.", error_code="YY-111")]
+        )
+        engine.refresh()
+        assert engine.retrieve("zz 999", 3).low_confidence
+        assert code_of(engine.retrieve("YY111", 3).docs[0]) == "YY-111"
+    finally:
+        store.client.delete_collection(store.collection_name)
+
+
+class FailingStore(VectorStore):
+    """A real store whose searches fail the way a lost Chroma server does."""
+
+    def query_vector(self, vector: Any, k: int) -> list[ScoredChunk]:
+        raise ConnectionError("chroma at /var/lib/secret:8000 refused the connection")
+
+
+def test_store_failure_is_an_upstream_error(
+    knowledge: KnowledgeBase, embedder: MiniLmEmbedder
+) -> None:
+    store = FailingStore(knowledge.store.client, embedder, knowledge.store.collection_name)
+    engine = RetrievalEngine(store, EngineConfig())
+    with pytest.raises(UpstreamError) as caught:
+        engine.retrieve("PAY-408", 5)
+    assert "secret" not in caught.value.message
+    assert isinstance(caught.value.__cause__, ConnectionError)
+
+
+def test_pack_context_uses_the_original_query(engine: RetrievalEngine) -> None:
+    result = engine.retrieve("checkout errors", 10)
+    packed = engine.pack_context("checkout errors", result.docs)
+    assert packed.complexity == Complexity.SIMPLE
+    assert packed.budget_chars == 512 * 4
+    assert packed.chunks and packed.chunks == result.docs[: len(packed.chunks)]
+    assert packed.citations == sorted({code_of(d) for d in packed.chunks})
+
+
+def test_factory_builds_from_settings(knowledge: KnowledgeBase) -> None:
+    settings = Settings(rrf_k=5, score_floor=0.2, budget_simple=100, _env_file=None)  # type: ignore[call-arg]
+    engine = build_retrieval_engine(settings, knowledge, reranker=FakeReranker("PAYMENT_TIMEOUT"))
+    assert engine.config.rrf_k == 5 and engine.config.score_floor == 0.2
+    assert engine.config.budgets.simple == 100
+    assert [code_of(d) for d in engine.retrieve("payment timeout", 5).docs] == ["PAY-408"]
+    assert build_retrieval_engine(Settings(_env_file=None), knowledge).reranker is None  # type: ignore[call-arg]
+
+
+def test_incident_query_adds_the_evidence() -> None:
+    incident = {
+        "error_code": "PAY-408",
+        "event": " payment.timeout ",
+        "message": "payments hang",
+        "stack_trace": "requests.exceptions.ReadTimeout",
+        "logs": ["WARN retry 3", ""],
+    }
+    assert incident_query(incident) == (
+        "PAY-408 payment.timeout payments hang\nrequests.exceptions.ReadTimeout\nWARN retry 3"
+    )
+    assert incident_query({"message": "x" * 50}, max_chars=10) == "x" * 10
+    assert incident_query({"message": "m", "logs": "not a list"}) == "m"

@@ -1,0 +1,45 @@
+from dataclasses import replace
+
+from app.rag.gates import apply_confidence, apply_floor, passes_floor, score_or_zero
+from app.rag.retrieve import RankedDoc
+
+BASE = RankedDoc(id="d", text="t", metadata={}, collection="c")
+
+
+def test_floor_uses_dense_similarity_not_the_fused_score() -> None:
+    high_fused = replace(BASE, dense_score=0.2, fused_score=5.0)
+    assert not passes_floor(high_fused, 0.35)
+    assert passes_floor(replace(BASE, dense_score=0.35, fused_score=0.0), 0.35)
+
+
+def test_bm25_only_candidate_passes_only_on_exact_code_match() -> None:
+    keyword_only = replace(BASE, bm25_score=12.0, bm25_rank=1)
+    assert not passes_floor(keyword_only, 0.35)
+    assert passes_floor(replace(keyword_only, code_match=True), 0.35)
+    assert passes_floor(keyword_only, 0.0)
+
+
+def test_apply_floor_keeps_order() -> None:
+    docs = [
+        replace(BASE, id="a", dense_score=0.9),
+        replace(BASE, id="b", dense_score=0.1),
+        replace(BASE, id="c", code_match=True),
+        replace(BASE, id="d", dense_score=0.5),
+    ]
+    assert [d.id for d in apply_floor(docs, 0.4)] == ["a", "c", "d"]
+
+
+def test_confidence_threshold_and_missing_rerank_score() -> None:
+    docs = [
+        replace(BASE, id="a", rerank_score=0.8),
+        replace(BASE, id="b", rerank_score=None),
+        replace(BASE, id="c", rerank_score=0.5),
+        replace(BASE, id="d", rerank_score=0.49),
+    ]
+    assert [d.id for d in apply_confidence(docs, 0.5)] == ["a", "c"]
+    assert [d.id for d in apply_confidence(docs, 0.0)] == ["a", "b", "c", "d"]
+
+
+def test_missing_score_is_zero() -> None:
+    assert score_or_zero(None) == 0.0
+    assert score_or_zero(0.25) == 0.25
