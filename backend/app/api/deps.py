@@ -8,9 +8,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from app.core.config import Settings
-from app.core.errors import Forbidden, Unauthorized
+from app.core.errors import Forbidden, NotReady, Unauthorized
 from app.core.security import LOCAL_IDENTITY, Identity, KeyRing, Role
 from app.incidents.service import IncidentService
+from app.rag.engine import RetrievalEngine
 
 
 def get_incident_service(request: Request) -> IncidentService:
@@ -23,6 +24,14 @@ def get_app_settings(request: Request) -> Settings:
     """The settings the app was created with."""
     settings: Settings = request.app.state.settings
     return settings
+
+
+def get_retrieval_engine(request: Request) -> RetrievalEngine:
+    """The retrieval engine; 503 while it is not built (startup running or failed)."""
+    engine = getattr(request.app.state, "retrieval", None)
+    if not isinstance(engine, RetrievalEngine):
+        raise NotReady("the retrieval engine is not ready")
+    return engine
 
 
 def presented_key(request: Request) -> str | None:
@@ -60,6 +69,7 @@ def require(role: Role) -> Callable[[Identity], Identity]:
 
 
 IncidentServiceDep = Annotated[IncidentService, Depends(get_incident_service)]
+RetrievalEngineDep = Annotated[RetrievalEngine, Depends(get_retrieval_engine)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 SubmitterDep = Annotated[Identity, Depends(require(Role.SUBMITTER))]
 ReviewerDep = Annotated[Identity, Depends(require(Role.REVIEWER))]

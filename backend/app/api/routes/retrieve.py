@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from app.api.retrieval_deps import RetrievalEngineDep
+from app.api.deps import RetrievalEngineDep
 from app.api.retrieval_schemas import (
     RagContextPublic,
     RagQueryCreate,
