@@ -48,7 +48,11 @@ def build_retriever(settings: Settings, knowledge: KnowledgeBase) -> RetrievalEn
 
 
 def open_state_backend(settings: Settings) -> AbstractAsyncContextManager[StateBackend]:
-    """SQLite under ``RCA_STATE_DIR`` by default."""
+    """PostgreSQL when ``RCA_DATABASE_URL`` is set (shared by workers), else SQLite."""
+    if settings.database_url is not None:
+        from app.storage.postgres import open_postgres_backend
+
+        return open_postgres_backend(settings.database_url.get_secret_value())
     return open_sqlite_backend(settings.checkpoint_db_path)
 
 

@@ -30,6 +30,7 @@ class Settings(BaseSettings):
 
     # Durable state.
     state_dir: Path = Path("var")
+    database_url: SecretStr | None = None
 
     # RCA generation.
     llm: str = "extractive"
