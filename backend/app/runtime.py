@@ -18,8 +18,10 @@ from app.incidents.redaction import Redactor
 from app.incidents.service import IncidentService
 from app.rag.embedding import Embedder, default_embedder
 from app.rag.engine import RetrievalEngine, build_retrieval_engine
+from app.rag.history import IncidentHistory
 from app.rag.knowledge import KnowledgeBase, build_knowledge_base
 from app.rag.rewrite import build_query_rewriter
+from app.rag.store import VectorStore
 from app.rca.factory import build_chat_model, build_generator
 from app.rca.grounding import CitationChecker
 from app.storage.base import StateBackend
@@ -62,6 +64,10 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     embedder = default_embedder()
     knowledge = build_knowledge_base(settings, embedder)
     retriever = build_retriever(settings, knowledge)
+    history = IncidentHistory(
+        VectorStore(knowledge.store.client, embedder, settings.history_collection),
+        floor=settings.score_floor,
+    )
     async with open_state_backend(settings) as backend:
         deps = GraphDeps(
             retriever=retriever,
@@ -69,12 +75,19 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             knowledge_version=lambda: knowledge.version,
             top_k=settings.top_k,
             checker=CitationChecker(embedder),
+            history=history,
+            history_top_k=settings.history_top_k,
         )
         service = IncidentService(
             build_graph(deps, backend.checkpointer),
             backend.repository,
             redactor=Redactor(settings.redaction_patterns),
+            history=history,
         )
+        if history.count() == 0:
+            learned = await service.rebuild_history()
+            if learned:
+                logger.info("rebuilt incident history from %d approved incident(s)", learned)
         recovered = await service.recover()
         if recovered:
             logger.info("recovered %d interrupted incident run(s)", recovered)

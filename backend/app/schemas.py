@@ -145,6 +145,16 @@ class SimilarDoc(BaseModel):
     why: dict[str, Any] = Field(default_factory=dict)
 
 
+class PastIncident(BaseModel):
+    """An approved earlier incident similar to this one."""
+
+    incident_id: str
+    error_code: str | None = None
+    summary: str
+    similarity: float
+    decided_at: str | None = None
+
+
 class IncidentPublic(BaseModel):
     """An incident with its analysis and review state."""
 
@@ -154,6 +164,7 @@ class IncidentPublic(BaseModel):
     rca: dict[str, Any] | None = None
     final_rca: dict[str, Any] | None = None
     similar_error_docs: list[SimilarDoc] = Field(default_factory=list)
+    similar_past_incidents: list[PastIncident] = Field(default_factory=list)
     dropped_evidence_ids: list[str] = Field(default_factory=list)
     unsupported_citations: list[dict[str, Any]] = Field(default_factory=list)
     low_confidence: bool = False

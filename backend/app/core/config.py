@@ -25,6 +25,8 @@ class Settings(BaseSettings):
     knowledge_dir: Path | None = None
     top_k: int = Field(default=5, ge=1, le=50)
     collection_name: str = "error_docs"
+    history_collection_name: str | None = None
+    history_top_k: int = Field(default=3, ge=0, le=20)
     chroma_url: str | None = None
     chroma_path: Path | None = None
 
@@ -75,6 +77,19 @@ class Settings(BaseSettings):
     retrieve_default_limit: int = Field(default=15, ge=1, le=50)
     query_max_chars: int = Field(default=2000, ge=1, le=2000)
     # End of retrieval engine (B).
+
+    @property
+    def history_collection(self) -> str:
+        """The collection of approved RCAs.
+
+        ``incident_history`` beside the default ``error_docs``; ``<collection>-history`` when the
+        error-docs collection is renamed, so deployments sharing one Chroma server stay apart.
+        """
+        if self.history_collection_name:
+            return self.history_collection_name
+        if self.collection_name == "error_docs":
+            return "incident_history"
+        return f"{self.collection_name}-history"
 
     @property
     def checkpoint_db_path(self) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.rag.history import IncidentHistory
 from app.rag.retrieve import Retriever
 from app.rca.base import RcaGenerator
 from app.rca.grounding import CitationChecker
@@ -19,3 +20,5 @@ class GraphDeps:
     knowledge_version: Callable[[], str]
     top_k: int = 5
     checker: CitationChecker | None = None
+    history: IncidentHistory | None = None
+    history_top_k: int = 3

@@ -17,6 +17,7 @@ class RcaState(TypedDict, total=False):
     incident: dict[str, Any]
     query: str
     similar_error_docs: list[dict[str, Any]]
+    similar_past_incidents: list[dict[str, Any]]
     low_confidence: bool
     retrieval_notes: list[str]
     rca: dict[str, Any]

@@ -8,6 +8,7 @@ off before it was applied leaves the review pending again.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from app.graph.nodes.whitelist import allowed_evidence_ids, filter_rca
 from app.graph.state import RcaState
 from app.incidents.redaction import Redactor
 from app.incidents.repository import AuditEvent, IncidentRepository
+from app.rag.history import IncidentHistory
 from app.rca.schema import Rca
 from app.schemas import (
     DecisionAction,
@@ -77,11 +79,13 @@ class IncidentService:
         repository: IncidentRepository,
         observers: Sequence[IncidentObserver] = (),
         redactor: Redactor | None = None,
+        history: IncidentHistory | None = None,
     ) -> None:
         self.graph = graph
         self.repository = repository
         self.observers = list(observers)
         self.redactor = redactor or Redactor()
+        self.history = history
 
     async def _notify(self, incident_id: str) -> None:
         """Tell observers where the incident stands; their failures are logged, not raised."""
@@ -178,6 +182,7 @@ class IncidentService:
             rca=values.get("rca"),
             final_rca=values.get("final_rca"),
             similar_error_docs=values.get("similar_error_docs", []),
+            similar_past_incidents=values.get("similar_past_incidents", []),
             dropped_evidence_ids=values.get("dropped_evidence_ids", []),
             unsupported_citations=values.get("unsupported_citations", []),
             low_confidence=values.get("low_confidence", False),
@@ -239,8 +244,32 @@ class IncidentService:
             ),
         )
         await self._sync_index(incident_id)
+        await self._learn(incident_id)
         await self._notify(incident_id)
         return await self.get(incident_id)
+
+    async def _learn(self, incident_id: str) -> None:
+        """An approved RCA joins the incident history before the decision returns."""
+        if self.history is None:
+            return
+        values = (await self.graph.aget_state(thread_config(incident_id))).values
+        if values.get("status") != IncidentStatus.APPROVED.value or not values.get("final_rca"):
+            return
+        await asyncio.to_thread(
+            self.history.learn,
+            incident_id,
+            values["incident"],
+            values["final_rca"],
+            values.get("decided_at", ""),
+            values.get("decision", {}).get("reviewer"),
+        )
+
+    async def rebuild_history(self) -> int:
+        """Learn every approved incident again (an in-memory history starts empty)."""
+        rows = await self.repository.with_status(IncidentStatus.APPROVED.value)
+        for row in rows:
+            await self._learn(row["id"])
+        return len(rows)
 
     def _resume_value(
         self, decision: DecisionCreate, actor: str, values: dict[str, Any]

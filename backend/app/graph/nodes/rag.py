@@ -39,9 +39,15 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
         }
         for doc in retrieval.docs
     ]
+    past: list[dict[str, Any]] = []
+    if deps.history is not None and deps.history_top_k > 0:
+        past = await asyncio.to_thread(
+            deps.history.search, query, deps.history_top_k, state.get("incident_id")
+        )
     return {
         "query": query,
         "similar_error_docs": docs,
+        "similar_past_incidents": past,
         "low_confidence": retrieval.low_confidence,
         "retrieval_notes": list(retrieval.notes),
     }
