@@ -42,5 +42,8 @@ eval: install ## Full evaluations (domain incidents, SciFact, loghub); slow
 bench: install ## Speed benchmarks, side by side in one process
 	$(BIN)/rca bench embed
 
+screenshots: install ## Save reviewer UI screenshots to docs/architecture/img/ (needs chromium)
+	$(BIN)/python scripts/screenshots.py
+
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 
 from app.api.deps import require
 from app.api.middleware import MemoryRateLimiter, RedisRateLimiter, install_middleware
-from app.api.routes import health, incidents, retrieve
+from app.api.routes import health, incidents, retrieve, ui
 from app.core.config import Settings, get_settings
 from app.core.errors import AppError, ConfigurationError
 from app.core.logging import configure_logging
@@ -128,5 +128,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(incidents.router)
+    # The UI is public: the page holds no data and asks for an API key when needed.
+    app.include_router(ui.router)
     app.include_router(retrieve.router, dependencies=[Depends(require(Role.SUBMITTER))])
     return app

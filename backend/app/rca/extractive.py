@@ -26,6 +26,16 @@ from app.rca.schema import (
 )
 
 MAX_ALTERNATIVES = 2
+#: Incident text is quoted, not copied whole: a 4,000-character message stays readable.
+MAX_QUOTED_CHARS = 500
+
+
+def clip(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis when it was longer."""
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 _SENTENCE_RE = re.compile(r"(?<=[.;])\s+")
 
 
@@ -49,8 +59,10 @@ def insufficient_rca(data: RcaInput) -> Rca:
     if any(e.id == "incident:message" for e in data.incident_evidence):
         claims.append(
             Claim(
-                text=f"{service} reported: {incident.get('message', '').strip()}",
-                evidence=[Citation(id="incident:message", quote=str(incident.get("message", "")))],
+                text=f"{service} reported: {clip(str(incident.get('message', '')))}",
+                evidence=[
+                    Citation(id="incident:message", quote=clip(str(incident.get("message", ""))))
+                ],
             )
         )
     location = failure_location(data.incident_evidence)
@@ -60,7 +72,8 @@ def insufficient_rca(data: RcaInput) -> Rca:
     return Rca(
         summary=(
             f"Insufficient evidence: no similar history in the knowledge base for "
-            f"{incident_label(incident)} on {service}. No probable cause is proposed; "
+            f"{clip(incident_label(incident), 200)} on {clip(str(service), 200)}. "
+            "No probable cause is proposed; "
             "investigate from the incident's own evidence."
         ),
         hypotheses=(
@@ -97,15 +110,15 @@ def _location_claims(frame: EvidenceItem, exception: EvidenceItem | None) -> lis
     """Where it failed and what was raised, each citing the one trace line that shows it."""
     claims = [
         Claim(
-            text=f"The failure surfaced at {describe_frame(frame.text)}",
-            evidence=[Citation(id=frame.id, quote=frame.text.strip())],
+            text=f"The failure surfaced at {clip(describe_frame(frame.text))}",
+            evidence=[Citation(id=frame.id, quote=clip(frame.text))],
         )
     ]
     if exception:
         claims.append(
             Claim(
-                text=f"The exception raised was {exception.text.strip()}",
-                evidence=[Citation(id=exception.id, quote=exception.text.strip())],
+                text=f"The exception raised was {clip(exception.text)}",
+                evidence=[Citation(id=exception.id, quote=clip(exception.text))],
             )
         )
     return claims
@@ -118,8 +131,8 @@ def _doc_claims(doc: dict[str, Any], incident_message: str | None) -> list[Claim
     if incident_message:
         claims.append(
             Claim(
-                text=f"The incident reports: {incident_message}",
-                evidence=[Citation(id="incident:message", quote=incident_message)],
+                text=f"The incident reports: {clip(incident_message)}",
+                evidence=[Citation(id="incident:message", quote=clip(incident_message))],
             )
         )
     if meta.get("symptoms"):
@@ -190,7 +203,7 @@ class ExtractiveGenerator:
                 )
             )
         service = incident.get("service") or "the service"
-        message = str(incident.get("message", "")).strip().rstrip(".")
+        message = clip(str(incident.get("message", ""))).rstrip(".")
         summary = (
             f"{service} reported {incident_label(incident)}: {message}. "
             f"The closest known family is {code} {meta.get('error_name', '')} "

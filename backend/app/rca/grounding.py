@@ -34,7 +34,8 @@ MISATTRIBUTION_MARGIN = -0.05
 SEMANTIC_WEIGHT = 0.75
 KEY_WEIGHT = 0.25
 
-_SENTENCE_RE = re.compile(r"[^\n.;!?]+(?:[.;!?]+|$)", re.MULTILINE)
+#: A sentence ends at . ; ! or ? followed by white space (not inside ``checkout_service.py``).
+_SENTENCE_RE = re.compile(r"[^\n]+?(?:[.;!?]+(?=\s|$)|$)", re.MULTILINE)
 _CODE_RE = re.compile(r"\b[A-Z]{2,6}-\d{3}(?:-[A-Z]{2,10})?\b")
 _EXCEPTION_RE = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception|Timeout)\b")
 _LOCATION_RE = re.compile(r"\b[\w/.-]+\.(?:py|java|js|ts|go|rb|kt):\d+\b")

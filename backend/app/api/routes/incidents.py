@@ -41,7 +41,7 @@ async def list_incidents(
     service: IncidentServiceDep,
     status: StatusFilter | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> IncidentList:
     """Incidents newest first, optionally by status."""
     return await service.page(status, limit, offset)

@@ -1,0 +1,174 @@
+"""End-to-end fixtures for the reviewer UI: a real uvicorn process and a real headless Chromium.
+
+One server and one browser per module keep the suite fast; every test opens a fresh page and
+creates the incidents it needs through the API. Without Playwright or Chromium the browser
+tests skip with the reason, except under ``CI=true``, where they fail: CI must run them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.support import unique_name
+from tests.ui.ui_support import API_KEYS_SPEC, KEYS, Api
+
+from app.core.config import PROJECT_ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+# Until app.main.create_app includes the UI router, the server runs through this factory.
+APP_FACTORY = "app.main:create_app"
+READY_TIMEOUT_SECONDS = 180
+
+
+def require_browser() -> None:
+    """Skip (or, under CI=true, fail) when Playwright or Chromium is missing."""
+    problems = []
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        problems.append("Python Playwright is not installed (pip install playwright)")
+    if not CHROMIUM.exists():
+        problems.append(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    if problems:
+        reason = "reviewer UI e2e tests need a browser: " + "; ".join(problems)
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real uvicorn process on a free port with its own state dir and collection."""
+    require_browser()
+    state_dir = tmp_path_factory.mktemp("ui-state")
+    log_path = state_dir / "server.log"
+    port = free_port()
+    env = {
+        **os.environ,
+        "RCA_STATE_DIR": str(state_dir),
+        "RCA_COLLECTION_NAME": unique_name("ui"),
+        "RCA_AUTH": "on",
+        "RCA_API_KEYS": API_KEYS_SPEC,
+        # Many page loads and polls per minute from one key: no rate limit in these tests.
+        "RCA_RATE_LIMIT_PER_MINUTE": "100000",
+        "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), str(PROJECT_ROOT / "backend")]),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        APP_FACTORY,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    base_url = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+            while True:
+                if process.poll() is not None:
+                    pytest.fail(f"server exited early:\n{log_path.read_text()[-4000:]}")
+                try:
+                    ready = httpx.get(
+                        f"{base_url}/ready", headers={"X-API-Key": KEYS["monitor"]}, timeout=2
+                    )
+                    if ready.status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(f"server never became ready:\n{log_path.read_text()[-4000:]}")
+                time.sleep(0.2)
+            yield base_url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module")
+def api(server: str) -> Api:
+    return Api(server)
+
+
+@pytest.fixture(scope="module")
+def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Headless Debian Chromium with a fresh profile, driven by Python Playwright."""
+    require_browser()
+    from playwright.sync_api import expect, sync_playwright
+
+    # Generous waits: a slow machine must not fail a test; nothing here asserts a timing.
+    expect.set_options(timeout=30_000)
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1440, "height": 1000},
+        )
+        context.set_default_timeout(30_000)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def page(browser_context: Any, server: str) -> Iterator[Any]:
+    """A fresh tab signed in as ana; fails the test on any script error or CSP violation."""
+    tab = browser_context.new_page()
+    problems: list[str] = []
+    tab.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    tab.on(
+        "console",
+        lambda message: (
+            problems.append(f"console: {message.text}")
+            if "Content Security Policy" in message.text
+            else None
+        ),
+    )
+    # Signed in as reviewer ana: her key is in localStorage before the app first loads.
+    tab.goto(f"{server}/static/favicon.svg")
+    tab.evaluate(
+        "key => { localStorage.clear(); localStorage.setItem('rca.apiKey', key); }", KEYS["ana"]
+    )
+    tab.goto(f"{server}/")
+    yield tab
+    tab.close()
+    assert not problems, problems
