@@ -12,19 +12,35 @@ from app.core.errors import AppError
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    """Ingest the knowledge base and print what was stored."""
+    """Sync the knowledge collection to the sources; print the ids and the ingest summary."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     from app.rag.embedding import default_embedder
     from app.rag.knowledge import build_knowledge_base
 
     settings = get_settings()
-    path = Path(args.path) if args.path else settings.knowledge_path
-    knowledge = build_knowledge_base(settings, default_embedder(), path=path)
+    path = Path(args.path) if args.path else None
+    # The bar goes to stderr so stdout starts with the "ingested" line scripts look for.
+    columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("embedding", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        knowledge = build_knowledge_base(
+            settings, default_embedder(), path=path, progress=progress, rebuild=args.rebuild
+        )
     report = knowledge.report
     print(f"ingested {report.count} error-doc chunk(s)")
     for code, doc_id in report.ids_by_code.items():
         print(f"  {code:<20} {doc_id}")
+    print(report.summary())
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if report.warnings:
+        print(f"{len(report.warnings)} warning(s)", file=sys.stderr)
     return 0
 
 
@@ -78,14 +94,24 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     from pydantic import ValidationError
 
+    from app.intake.logfile import incident_from_log
     from app.runtime import open_runtime
     from app.schemas import IncidentCreate
     from app.smoke import print_rca
 
+    if not args.file and not args.log:
+        print("error: give an incident JSON file or --log FILE", file=sys.stderr)
+        return 2
+    source = args.log or args.file
     try:
-        body = IncidentCreate.model_validate(json.loads(Path(args.file).read_text()))
+        raw = (
+            incident_from_log(Path(args.log))
+            if args.log
+            else json.loads(Path(args.file).read_text())
+        )
+        body = IncidentCreate.model_validate(raw)
     except (OSError, json.JSONDecodeError, ValidationError) as exc:
-        print(f"error: cannot read incident from {args.file}: {exc}", file=sys.stderr)
+        print(f"error: cannot read incident from {source}: {exc}", file=sys.stderr)
         return 2
 
     async def analyze() -> int:
@@ -114,8 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rca", description="Incident root-cause-analysis agent")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ingest = sub.add_parser("ingest", help="ingest the knowledge base and print the ids")
-    ingest.add_argument("path", nargs="?", help="error-docs file (default: RCA_KNOWLEDGE_PATH)")
+    ingest = sub.add_parser("ingest", help="sync the knowledge base to its sources (incremental)")
+    ingest.add_argument(
+        "path",
+        nargs="?",
+        help="sources folder or one *.txt / *.md file "
+        "(default: RCA_KNOWLEDGE_PATH if set, else RCA_KNOWLEDGE_DIR)",
+    )
+    ingest.add_argument(
+        "--rebuild", action="store_true", help="drop the collection and embed everything again"
+    )
     ingest.set_defaults(handler=cmd_ingest)
 
     serve = sub.add_parser("serve", help="run the HTTP API (uvicorn)")
@@ -128,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     setup.set_defaults(handler=cmd_setup_local)
 
     analyze = sub.add_parser("analyze", help="run one incident (JSON file) to the review point")
-    analyze.add_argument("file", help="incident JSON (the body of POST /api/incidents)")
+    analyze.add_argument("file", nargs="?", help="incident JSON (the body of POST /api/incidents)")
+    analyze.add_argument("--log", help="a raw log or traceback file instead of an incident JSON")
     analyze.set_defaults(handler=cmd_analyze)
 
     smoke = sub.add_parser("smoke", help="crash the sample app and run that incident end to end")

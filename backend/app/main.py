@@ -7,10 +7,11 @@ at import time.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -19,7 +20,7 @@ from fastapi.responses import JSONResponse
 
 from app.api.deps import require
 from app.api.middleware import MemoryRateLimiter, RedisRateLimiter, install_middleware
-from app.api.routes import health, incidents, retrieve, ui
+from app.api.routes import health, incidents, intake, retrieve, ui
 from app.core.config import Settings, get_settings
 from app.core.errors import AppError, ConfigurationError
 from app.core.logging import configure_logging
@@ -78,7 +79,19 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.knowledge = runtime.knowledge
         app.state.incidents = runtime.incidents
         app.state.retrieval = runtime.retriever
-        yield
+        app.state.fingerprints = runtime.fingerprints
+        reminders = (
+            asyncio.create_task(runtime.notifier.run_reminders(runtime.incidents, 60))
+            if runtime.notifier
+            else None
+        )
+        try:
+            yield
+        finally:
+            if reminders is not None:
+                reminders.cancel()
+                with suppress(asyncio.CancelledError):
+                    await reminders
 
 
 def keyring_from_settings(settings: Settings) -> KeyRing | None:
@@ -128,6 +141,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(incidents.router)
+    app.include_router(intake.router)
     # The UI is public: the page holds no data and asks for an API key when needed.
     app.include_router(ui.router)
     app.include_router(retrieve.router, dependencies=[Depends(require(Role.SUBMITTER))])

@@ -7,17 +7,23 @@ checkpointer and incident index, compiles the graph and finishes runs a crash in
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 from app.core.config import Settings
 from app.graph.deps import GraphDeps
 from app.graph.graph import build_graph
 from app.incidents.redaction import Redactor
 from app.incidents.service import IncidentService
+from app.intake.fingerprints import FingerprintStore
+from app.intake.notify import WebhookNotifier, build_notifier
+from app.intake.parser import enriched_incident_query
+from app.intake.settings import DEFAULT_ERROR_CODE_PATTERNS, IntakeSettings
 from app.rag.embedding import Embedder, default_embedder
-from app.rag.engine import RetrievalEngine, build_retrieval_engine
+from app.rag.engine import RetrievalEngine, build_retrieval_engine, incident_query
 from app.rag.history import IncidentHistory
 from app.rag.knowledge import KnowledgeBase, build_knowledge_base
 from app.rag.rewrite import build_query_rewriter
@@ -40,6 +46,8 @@ class Runtime:
     retriever: RetrievalEngine
     incidents: IncidentService
     backend: StateBackend
+    fingerprints: FingerprintStore | None = None
+    notifier: WebhookNotifier | None = None
     checkpointer_open: bool = True
 
 
@@ -58,6 +66,27 @@ def open_state_backend(settings: Settings) -> AbstractAsyncContextManager[StateB
     return open_sqlite_backend(settings.checkpoint_db_path)
 
 
+def intake_settings(settings: Settings) -> IntakeSettings:
+    """The intake's view of the settings."""
+    url = settings.notify_webhook_url
+    return IntakeSettings(
+        notify_webhook_url=url.get_secret_value() if url else None,
+        notify_timeout_seconds=settings.notify_timeout_seconds,
+        notify_retries=settings.notify_retries,
+        notify_reminder_after_minutes=settings.notify_reminder_after_minutes,
+        ui_base_url=settings.ui_base_url,
+        error_code_patterns=tuple(settings.error_code_patterns or DEFAULT_ERROR_CODE_PATTERNS),
+        parse_evidence=settings.parse_evidence,
+    )
+
+
+def query_builder(intake: IntakeSettings) -> Callable[[dict[str, Any]], str]:
+    """The rag query: with the evidence parser's terms unless ``RCA_PARSE_EVIDENCE`` is off."""
+    if intake.parse_evidence:
+        return partial(enriched_incident_query, patterns=intake.error_code_patterns)
+    return incident_query
+
+
 @asynccontextmanager
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Build the runtime; close the databases on exit."""
@@ -68,6 +97,8 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         VectorStore(knowledge.store.client, embedder, settings.history_collection),
         floor=settings.score_floor,
     )
+    intake = intake_settings(settings)
+    notifier = build_notifier(intake)
     async with open_state_backend(settings) as backend:
         deps = GraphDeps(
             retriever=retriever,
@@ -77,13 +108,18 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             checker=CitationChecker(embedder),
             history=history,
             history_top_k=settings.history_top_k,
+            build_query=query_builder(intake),
         )
         service = IncidentService(
             build_graph(deps, backend.checkpointer),
             backend.repository,
+            observers=[notifier] if notifier else [],
             redactor=Redactor(settings.redaction_patterns),
             history=history,
         )
+        fingerprints = FingerprintStore(backend.connection) if backend.name == "sqlite" else None
+        if fingerprints is not None:
+            await fingerprints.setup()
         if history.count() == 0:
             learned = await service.rebuild_history()
             if learned:
@@ -91,9 +127,13 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         recovered = await service.recover()
         if recovered:
             logger.info("recovered %d interrupted incident run(s)", recovered)
-        runtime = Runtime(settings, embedder, knowledge, retriever, service, backend)
+        runtime = Runtime(
+            settings, embedder, knowledge, retriever, service, backend, fingerprints, notifier
+        )
         try:
             yield runtime
         finally:
             runtime.checkpointer_open = False
+            if notifier is not None:
+                await notifier.drain()
             retriever.close()

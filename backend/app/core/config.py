@@ -22,7 +22,7 @@ class Settings(BaseSettings):
 
     # Knowledge base and retrieval.
     knowledge_path: Path = PROJECT_ROOT / "data" / "knowledge" / "error_docs.txt"
-    knowledge_dir: Path | None = None
+    knowledge_dir: Path = PROJECT_ROOT / "data" / "knowledge"
     top_k: int = Field(default=5, ge=1, le=50)
     collection_name: str = "error_docs"
     history_collection_name: str | None = None
@@ -40,6 +40,15 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = None
     llm_timeout_seconds: float = Field(default=30.0, gt=0)
     llm_temperature: float = 0.0
+
+    # Intake and notifications.
+    notify_webhook_url: SecretStr | None = None
+    notify_timeout_seconds: float = Field(default=5.0, gt=0)
+    notify_retries: int = Field(default=2, ge=0, le=5)
+    notify_reminder_after_minutes: float = Field(default=60.0, gt=0)
+    ui_base_url: str = "http://127.0.0.1:8000"
+    error_code_patterns: list[str] | None = None
+    parse_evidence: bool = True
 
     # HTTP server.
     host: str = "127.0.0.1"
@@ -77,6 +86,12 @@ class Settings(BaseSettings):
     retrieve_default_limit: int = Field(default=15, ge=1, le=50)
     query_max_chars: int = Field(default=2000, ge=1, le=2000)
     # End of retrieval engine (B).
+
+    # Knowledge lifecycle (B2) -- sources, backends, incremental ingest; see .env.example.
+    # ``knowledge_dir`` (above) is the sources folder; an explicitly set ``knowledge_path``
+    # overrides it with a single file (see ``app.rag.sources.configured_source``).
+    ingest_batch_size: int = Field(default=64, ge=1, le=5000)
+    # End of knowledge lifecycle (B2).
 
     @property
     def history_collection(self) -> str:

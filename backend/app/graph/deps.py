@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from app.rag.engine import incident_query
 from app.rag.history import IncidentHistory
 from app.rag.retrieve import Retriever
 from app.rca.base import RcaGenerator
@@ -19,6 +21,8 @@ class GraphDeps:
     generator: RcaGenerator
     knowledge_version: Callable[[], str]
     top_k: int = 5
+    #: Turns an incident into the retrieval query (code, event, message, parsed terms, logs).
+    build_query: Callable[[dict[str, Any]], str] = incident_query
     checker: CitationChecker | None = None
     history: IncidentHistory | None = None
     history_top_k: int = 3

@@ -8,7 +8,6 @@ from typing import Any
 from app.core.metrics import LOW_CONFIDENCE
 from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
-from app.rag.engine import incident_query
 
 
 def retrieval_query(incident: dict[str, Any]) -> str:
@@ -20,11 +19,12 @@ def retrieval_query(incident: dict[str, Any]) -> str:
 async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
     """Retrieve top-k docs; record exactly what the RCA will see and why each ranked.
 
-    The query starts with code, event and message and goes on with the stack trace and log
-    lines: many incidents carry their evidence only there (see docs/architecture/retrieval-
-    evaluation.md for the measured effect).
+    The query (``deps.build_query``) starts with code, event and message, then the terms the
+    evidence parser found (exception, causal line, codes, statuses), then the stack trace and
+    log lines: many incidents carry their evidence only there (measured effect in
+    docs/architecture/retrieval-evaluation.md).
     """
-    query = incident_query(state["incident"])
+    query = deps.build_query(state["incident"])
     retrieval = await asyncio.to_thread(deps.retriever.retrieve, query, deps.top_k)
     if retrieval.low_confidence:
         LOW_CONFIDENCE.inc()

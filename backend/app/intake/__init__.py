@@ -1,0 +1,1 @@
+"""Incident intake: Alertmanager webhooks, raw evidence parsing, notifications, sample scenarios."""
