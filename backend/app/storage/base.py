@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,3 +19,5 @@ class StateBackend:
     checkpointer: BaseCheckpointSaver[Any]
     repository: IncidentRepository
     connection: Any
+    #: One round trip to a remote database, for readiness; None for embedded backends.
+    ping: Callable[[], Awaitable[None]] | None = None

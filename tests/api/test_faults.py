@@ -1,0 +1,80 @@
+"""Faults: a dead LLM, an unreachable Redis, a busy checkpointer — clear answers, nothing lost."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+from tests.support import free_port, unique_name
+
+from app.core.config import Settings
+from app.main import create_app
+from app.sample_app import crash_checkout
+
+
+def settings_for(tmp: Path, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "state_dir": tmp,
+        "collection_name": unique_name("kb"),
+        "auth": "off",
+        "_env_file": None,
+        **overrides,
+    }
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def test_llm_endpoint_down_gives_a_fallback_rca_not_a_5xx(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    settings = settings_for(
+        tmp_path,
+        llm="openai:some-model",
+        llm_base_url=dead,
+        llm_api_key=SecretStr("test-key"),
+        llm_timeout_seconds=5,
+    )
+    with TestClient(create_app(settings)) as client:
+        response = client.post("/api/incidents", json=crash_checkout())
+        assert response.status_code == 201
+        provenance = response.json()["rca"]["provenance"]
+        assert provenance["generator"] == "extractive"
+        assert provenance["fallback_reason"].startswith("llm:openai/some-model")
+        fallbacks = [
+            line
+            for line in client.get("/metrics").text.splitlines()
+            if line.startswith("rca_llm_fallback_total ")
+        ]
+        assert fallbacks and float(fallbacks[0].split()[1]) >= 1
+
+
+def test_unreachable_redis_makes_ready_false_with_a_reason(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, redis_url=f"redis://127.0.0.1:{free_port()}/0")
+    with TestClient(create_app(settings)) as client:
+        response = client.get("/ready")
+        assert response.status_code == 503
+        body = response.json()
+        assert body["components"]["redis"]["ok"] is False
+        assert any(r.startswith("redis:") for r in body["reasons"])
+        assert client.get("/health").status_code == 200
+
+
+def test_busy_checkpointer_is_waited_for_not_failed(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    with TestClient(create_app(settings)) as client:
+        holder = sqlite3.connect(settings.checkpoint_db_path, timeout=30, check_same_thread=False)
+        holder.execute("BEGIN IMMEDIATE")  # another writer holds the database lock
+
+        def release() -> None:
+            time.sleep(1.0)
+            holder.rollback()
+
+        releaser = threading.Thread(target=release)
+        releaser.start()
+        response = client.post("/api/incidents", json=crash_checkout())
+        releaser.join()
+        holder.close()
+        assert response.status_code == 201
+        assert response.json()["status"] == "awaiting_review"
