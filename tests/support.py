@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from app.core.config import PROJECT_ROOT
+from app.core.config import PROJECT_ROOT, Settings
 
 KNOWLEDGE_PATH = PROJECT_ROOT / "data" / "knowledge" / "error_docs.txt"
 
@@ -99,3 +99,15 @@ class ServiceProcess:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+def make_settings(state_dir: Path, **overrides: object) -> Settings:
+    """Embedded defaults for one test: private state dir and collection, auth off, no .env."""
+    values: dict[str, object] = {
+        "state_dir": state_dir,
+        "collection_name": unique_name("kb"),
+        "auth": "off",
+        "_env_file": None,
+        **overrides,
+    }
+    return Settings(**values)  # type: ignore[arg-type]

@@ -9,27 +9,15 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from tests.support import free_port, unique_name
+from tests.support import free_port, make_settings
 
-from app.core.config import Settings
 from app.main import create_app
 from app.sample_app import crash_checkout
 
 
-def settings_for(tmp: Path, **overrides: object) -> Settings:
-    values: dict[str, object] = {
-        "state_dir": tmp,
-        "collection_name": unique_name("kb"),
-        "auth": "off",
-        "_env_file": None,
-        **overrides,
-    }
-    return Settings(**values)  # type: ignore[arg-type]
-
-
 def test_llm_endpoint_down_gives_a_fallback_rca_not_a_5xx(tmp_path: Path) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    settings = settings_for(
+    settings = make_settings(
         tmp_path,
         llm="openai:some-model",
         llm_base_url=dead,
@@ -51,7 +39,7 @@ def test_llm_endpoint_down_gives_a_fallback_rca_not_a_5xx(tmp_path: Path) -> Non
 
 
 def test_unreachable_redis_makes_ready_false_with_a_reason(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, redis_url=f"redis://127.0.0.1:{free_port()}/0")
+    settings = make_settings(tmp_path, redis_url=f"redis://127.0.0.1:{free_port()}/0")
     with TestClient(create_app(settings)) as client:
         response = client.get("/ready")
         assert response.status_code == 503
@@ -62,7 +50,7 @@ def test_unreachable_redis_makes_ready_false_with_a_reason(tmp_path: Path) -> No
 
 
 def test_busy_checkpointer_is_waited_for_not_failed(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path)
+    settings = make_settings(tmp_path)
     with TestClient(create_app(settings)) as client:
         holder = sqlite3.connect(settings.checkpoint_db_path, timeout=30, check_same_thread=False)
         holder.execute("BEGIN IMMEDIATE")  # another writer holds the database lock

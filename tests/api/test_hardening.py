@@ -7,27 +7,15 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.support import unique_name
+from tests.support import make_settings
 
-from app.core.config import Settings
 from app.main import create_app
 from app.sample_app import crash_checkout
 
 
-def app_settings(tmp: Path, **overrides: object) -> Settings:
-    values: dict[str, object] = {
-        "state_dir": tmp,
-        "collection_name": unique_name("kb"),
-        "auth": "off",
-        "_env_file": None,
-        **overrides,
-    }
-    return Settings(**values)  # type: ignore[arg-type]
-
-
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    settings = app_settings(
+    settings = make_settings(
         tmp_path_factory.mktemp("limits"), rate_limit_per_minute=3, max_body_bytes=2048
     )
     with TestClient(create_app(settings)) as client:
@@ -91,7 +79,7 @@ def test_metrics_expose_latency_nodes_and_pending_reviews(shared_client: TestCli
 
 
 def test_internal_error_is_opaque_500_with_an_id(tmp_path: Path) -> None:
-    app = create_app(app_settings(tmp_path))
+    app = create_app(make_settings(tmp_path))
 
     @app.get("/boom")
     async def boom() -> None:

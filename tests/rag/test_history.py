@@ -6,21 +6,11 @@ from pathlib import Path
 
 import chromadb
 from fastapi.testclient import TestClient
-from tests.support import unique_name
+from tests.support import make_settings
 
-from app.core.config import Settings
 from app.main import create_app
 from app.rag.history import history_text, learned_code
 from app.sample_app import crash_checkout
-
-
-def fresh_settings(tmp: Path) -> Settings:
-    return Settings(
-        state_dir=tmp,
-        collection_name=unique_name("kb"),
-        auth="off",
-        _env_file=None,  # type: ignore[call-arg]
-    )
 
 
 def test_history_text_and_code_come_from_the_final_rca() -> None:
@@ -36,7 +26,7 @@ def test_history_text_and_code_come_from_the_final_rca() -> None:
 
 
 def test_second_occurrence_retrieves_the_first_approved_rca(tmp_path: Path) -> None:
-    settings = fresh_settings(tmp_path)
+    settings = make_settings(tmp_path)
     with TestClient(create_app(settings)) as client:
         first = client.post("/api/incidents", json=crash_checkout()).json()
         assert first["similar_past_incidents"] == []
