@@ -1,0 +1,1 @@
+"""Speed benchmarks (``rca bench``): alternatives side by side in one process, same inputs."""

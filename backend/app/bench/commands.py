@@ -1,0 +1,63 @@
+"""``rca bench``: one subcommand per benchmark; each module adds its own parser here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from app.bench.embed import DEFAULT_MODELS_DIR, DEFAULT_SCIFACT_DIR
+
+
+def cmd_bench_embed(args: argparse.Namespace) -> int:
+    """Run the embedding benchmark, print the tables, optionally write JSON."""
+    from app.bench.embed import format_embed_bench, run_embed_bench
+
+    result = run_embed_bench(
+        runs=args.runs,
+        kb_docs=args.kb_docs,
+        scifact_count=args.scifact_docs,
+        models_dir=Path(args.models_dir),
+        scifact_dir=Path(args.scifact),
+        warmup=args.warmup,
+    )
+    print(format_embed_bench(result))
+    if args.json:
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {out}")
+    return 0
+
+
+def _add_embed(kinds: Any) -> None:
+    embed = kinds.add_parser("embed", help="our embedder vs a bare ONNX session vs Chroma's stock")
+    embed.add_argument("--runs", type=int, default=100, help="timed calls per query embedder")
+    embed.add_argument("--warmup", type=int, default=3, help="untimed calls before each timing")
+    embed.add_argument("--kb-docs", type=int, default=500, help="knowledge-base docs (repeated)")
+    embed.add_argument("--scifact-docs", type=int, default=1000, help="SciFact docs (0 skips)")
+    embed.add_argument(
+        "--models-dir",
+        default=str(DEFAULT_MODELS_DIR),
+        help="tokenizer side files for Chroma's stock function",
+    )
+    embed.add_argument("--scifact", default=str(DEFAULT_SCIFACT_DIR), help="BEIR SciFact folder")
+    embed.add_argument("--json", metavar="OUT", help="also write every number here")
+    embed.set_defaults(handler=cmd_bench_embed)
+
+
+#: One registrar per benchmark; ``retrieve`` and ``http`` join this tuple when they exist.
+REGISTRARS = (_add_embed,)
+
+
+def add_bench_parser(subparsers: Any) -> None:
+    """Register ``rca bench`` and its benchmarks.
+
+    Args:
+        subparsers: The object returned by ``ArgumentParser.add_subparsers``.
+    """
+    bench = subparsers.add_parser("bench", help="speed benchmarks, side by side in one process")
+    kinds = bench.add_subparsers(dest="bench_command", required=True)
+    for register in REGISTRARS:
+        register(kinds)

@@ -1,0 +1,478 @@
+"""``rca bench embed``: our embedder against a bare ONNX session and Chroma's stock function.
+
+Three ways to embed with the same int8 model file, side by side in one process:
+
+- ``ours``: ``MiniLmEmbedder`` (one session, batches padded to their longest input, sorted by
+  length).
+- ``bare``: an ``onnxruntime`` session called directly. Per query only ``session.run`` plus
+  pooling is timed (tokens are prepared beforehand), so it is the floor our wrapper is
+  measured against; for documents it tokenizes batches of 32 in the order given.
+- ``stock``: Chroma's ``ONNXMiniLM_L6_V2`` pointed at the same local files through symlinks
+  in a temporary download folder, so it never downloads. It pads every input to 256 tokens.
+  Chroma's ``DefaultEmbeddingFunction`` builds a new instance (a new ONNX session) on every
+  call; that is measured as ``stock_new_instance``, and a reused instance as ``stock_reused``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from app.core.config import PROJECT_ROOT
+from app.rag.embedding import (
+    MAX_TOKENS,
+    TOKENIZER_PATH,
+    MiniLmEmbedder,
+    Vectors,
+    default_model_path,
+)
+from app.rag.ingest import CHUNK_DELIMITER
+
+DEFAULT_MODELS_DIR = PROJECT_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2"
+DEFAULT_SCIFACT_DIR = PROJECT_ROOT.parent / "shared" / "datasets" / "scifact"
+DEFAULT_KNOWLEDGE_PATH = PROJECT_ROOT / "data" / "knowledge" / "error_docs.txt"
+#: Chroma's stock function expects these beside ``model.onnx``; only tokenizer.json is vendored.
+STOCK_SIDE_FILES = ("config.json", "special_tokens_map.json", "tokenizer_config.json", "vocab.txt")
+BATCH_SIZE = 32
+
+#: Short, incident-like queries, cycled through the timed runs.
+QUERIES = (
+    "CO-500 checkout returns 500 ZeroDivisionError in apply_discount",
+    "payment provider read timeout 408 during checkout",
+    "inventory service 503 connection pool exhausted",
+    "till rejects sale with quantity 0, HTTP 422",
+    "chiller gateway 502 bad gateway, temperature telemetry stopped",
+    "card terminal payment fails with 502 from the acquirer",
+    "PLU lookup unavailable at the till, 503",
+    "checkout latency spike after deploy",
+    "POS sale rejected: too many lines",
+    "sale amount does not match the sum of the lines",
+)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Latency of repeated calls in milliseconds."""
+
+    runs: int
+    median_ms: float
+    p95_ms: float
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Documents embedded per second over one pass."""
+
+    docs: int
+    seconds: float
+    docs_per_s: float
+
+
+def time_calls(call: Callable[[int], object], runs: int, warmup: int = 3) -> Timing:
+    """Time ``call(i)`` for ``i`` in ``range(runs)`` after a few untimed warm-up calls.
+
+    Args:
+        call: The operation; receives the run index (to pick an input).
+        runs: Timed calls.
+        warmup: Untimed calls first (session start-up, allocator growth).
+
+    Returns:
+        Median and 95th percentile in milliseconds.
+    """
+    for i in range(warmup):
+        call(i)
+    samples: list[float] = []
+    for i in range(runs):
+        started = time.perf_counter()
+        call(i)
+        samples.append((time.perf_counter() - started) * 1000)
+    return Timing(
+        runs=runs,
+        median_ms=round(statistics.median(samples), 3),
+        p95_ms=round(float(np.percentile(samples, 95)), 3),
+    )
+
+
+def time_pass(embed: Callable[[list[str]], object], texts: list[str]) -> Throughput:
+    """Embed ``texts`` once and report documents per second.
+
+    Args:
+        embed: Embeds a list of texts.
+        texts: The documents.
+
+    Returns:
+        The throughput.
+    """
+    started = time.perf_counter()
+    embed(texts)
+    seconds = time.perf_counter() - started
+    return Throughput(len(texts), round(seconds, 3), round(len(texts) / seconds, 2))
+
+
+class BareSession:
+    """The model called directly: a tokenizer padded to the longest input and one session."""
+
+    def __init__(self, model_path: Path, tokenizer_path: Path = TOKENIZER_PATH) -> None:
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.session = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+
+    def tokenize(self, texts: Sequence[str]) -> dict[str, npt.NDArray[np.int64]]:
+        """The session's inputs for one batch."""
+        encodings = self.tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
+    def run(self, feed: dict[str, npt.NDArray[np.int64]]) -> Vectors:
+        """``session.run`` and masked mean pooling with L2 normalisation."""
+        hidden: npt.NDArray[np.float32] = self.session.run(None, feed)[0]
+        mask = feed["attention_mask"][:, :, None].astype(np.float32)
+        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        vectors: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return vectors
+
+    def embed(self, texts: Sequence[str], batch_size: int = BATCH_SIZE) -> Vectors:
+        """Embed in the given order, batches of ``batch_size`` padded to their longest."""
+        parts = [
+            self.run(self.tokenize(texts[i : i + batch_size]))
+            for i in range(0, len(texts), batch_size)
+        ]
+        return np.concatenate(parts)
+
+
+@contextmanager
+def stock_function_class(models_dir: Path, model_path: Path) -> Iterator[type[Any]]:
+    """Chroma's stock MiniLM class, pointed at a temporary folder of symlinks to local files.
+
+    Args:
+        models_dir: Holds the tokenizer side files Chroma expects (config.json, vocab.txt …).
+        model_path: The int8 ``model.onnx`` our embedder uses.
+
+    Yields:
+        A subclass of ``ONNXMiniLM_L6_V2`` whose ``DOWNLOAD_PATH`` is the temporary folder and
+        whose download method raises instead of touching the network.
+    """
+    from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
+
+    with tempfile.TemporaryDirectory(prefix="rca-bench-stock-") as tmp:
+        folder = Path(tmp) / ONNXMiniLM_L6_V2.EXTRACTED_FOLDER_NAME
+        folder.mkdir()
+        (folder / "model.onnx").symlink_to(model_path.resolve())
+        (folder / "tokenizer.json").symlink_to(TOKENIZER_PATH.resolve())
+        for name in STOCK_SIDE_FILES:
+            (folder / name).symlink_to((models_dir / name).resolve())
+
+        class LocalStockMiniLm(ONNXMiniLM_L6_V2):
+            DOWNLOAD_PATH = Path(tmp)
+
+            def _download(  # type: ignore[override]
+                self, url: str, fname: str, chunk_size: int = 1024
+            ) -> None:
+                raise RuntimeError(f"bench refuses to download {url}: a local file is missing")
+
+        yield LocalStockMiniLm
+
+
+def stock_unavailable(models_dir: Path) -> str | None:
+    """Why the stock function cannot run offline here, or ``None`` when it can.
+
+    Args:
+        models_dir: The folder expected to hold the tokenizer side files.
+
+    Returns:
+        A reason to print, or ``None``.
+    """
+    missing = [name for name in STOCK_SIDE_FILES if not (models_dir / name).is_file()]
+    if missing:
+        return f"stock Chroma function skipped: {', '.join(missing)} not found in {models_dir}"
+    return None
+
+
+def knowledge_docs(path: Path, count: int) -> list[str]:
+    """Knowledge-base entries (split on the ``---`` line), repeated to at least ``count``.
+
+    Args:
+        path: The error-docs file.
+        count: Minimum number of documents.
+
+    Returns:
+        Exactly ``count`` documents.
+    """
+    text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    entries = [e.strip() for e in text.split(CHUNK_DELIMITER) if e.strip()]
+    repeats = -(-count // len(entries))
+    return (entries * repeats)[:count]
+
+
+def scifact_docs(folder: Path, count: int) -> list[str]:
+    """The first ``count`` SciFact abstracts as ``title + " " + text``.
+
+    Args:
+        folder: The BEIR SciFact folder.
+        count: How many.
+
+    Returns:
+        The documents in file order.
+    """
+    docs: list[str] = []
+    with (folder / "corpus.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            if len(docs) >= count:
+                break
+            row = json.loads(line)
+            docs.append(f"{row.get('title') or ''} {row.get('text') or ''}".strip())
+    return docs
+
+
+def _load_average() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def _agreement(a: Vectors, b: Vectors) -> dict[str, float]:
+    cosines = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return {
+        "min_cosine": round(float(cosines.min()), 6),
+        "max_abs_diff": float(np.abs(a - b).max()),
+    }
+
+
+def run_embed_bench(
+    runs: int = 100,
+    kb_docs: int = 500,
+    scifact_count: int = 1000,
+    models_dir: Path = DEFAULT_MODELS_DIR,
+    scifact_dir: Path = DEFAULT_SCIFACT_DIR,
+    knowledge_path: Path = DEFAULT_KNOWLEDGE_PATH,
+    warmup: int = 3,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Measure per-query latency and document throughput of every available embedder.
+
+    Args:
+        runs: Timed calls per query embedder.
+        kb_docs: Knowledge-base entries (repeated) for the throughput pass.
+        scifact_count: SciFact abstracts for the second throughput pass (0 skips it).
+        models_dir: Tokenizer side files for the stock Chroma function.
+        scifact_dir: The BEIR SciFact folder.
+        knowledge_path: The error-docs file.
+        warmup: Untimed calls before each query timing.
+        log: Progress and skip reasons go here.
+
+    Returns:
+        ``per_query`` timings, ``docs_per_s`` per corpus, ``ratios`` with their targets,
+        vector ``agreement``, ``skipped`` reasons, and ``machine`` / ``config`` details.
+    """
+    load_before = _load_average()
+    model_path = default_model_path()
+    ours = MiniLmEmbedder(model_path=model_path)
+    bare = BareSession(model_path)
+    queries = list(QUERIES)
+    prepared = [bare.tokenize([q]) for q in queries]
+    skipped: dict[str, str] = {}
+    per_query: dict[str, dict[str, Any]] = {}
+    docs_per_s: dict[str, dict[str, Any]] = {}
+    agreement: dict[str, dict[str, float]] = {}
+
+    corpora: dict[str, list[str]] = {"kb": knowledge_docs(knowledge_path, kb_docs)}
+    if scifact_count > 0:
+        if (scifact_dir / "corpus.jsonl").is_file():
+            corpora["scifact"] = scifact_docs(scifact_dir, scifact_count)
+        else:
+            skipped["scifact"] = f"SciFact skipped: {scifact_dir / 'corpus.jsonl'} not found"
+            log(skipped["scifact"])
+
+    n = len(queries)
+    log(f"per query: ours, bare ({runs} runs each)")
+    per_query["ours"] = asdict(time_calls(lambda i: ours.embed_query(queries[i % n]), runs, warmup))
+    per_query["bare"] = asdict(time_calls(lambda i: bare.run(prepared[i % n]), runs, warmup))
+    ours_vectors = np.stack([ours.embed_query(q) for q in queries])
+    agreement["bare_vs_ours"] = _agreement(
+        np.concatenate([bare.run(p) for p in prepared]), ours_vectors
+    )
+    for name, texts in corpora.items():
+        log(f"docs/s on {name} ({len(texts)} docs): ours, bare")
+        docs_per_s[name] = {
+            "docs": len(texts),
+            "ours": asdict(time_pass(ours.embed_documents, texts)),
+            "bare": asdict(time_pass(bare.embed, texts)),
+        }
+
+    reason = stock_unavailable(models_dir)
+    if reason:
+        skipped["stock"] = reason
+        log(reason)
+    else:
+        with stock_function_class(models_dir, model_path) as stock_class:
+            log(f"per query: stock, new instance per call as Chroma's default does ({runs} runs)")
+            per_query["stock_new_instance"] = asdict(
+                time_calls(lambda i: stock_class()([queries[i % n]]), runs, warmup)
+            )
+            reused = stock_class()
+            log(f"per query: stock, instance reused ({runs} runs)")
+            per_query["stock_reused"] = asdict(
+                time_calls(lambda i: reused([queries[i % n]]), runs, warmup)
+            )
+            agreement["stock_vs_ours"] = _agreement(np.stack(reused(queries)), ours_vectors)
+            for name, texts in corpora.items():
+                log(f"docs/s on {name} ({len(texts)} docs): stock, instance reused")
+                docs_per_s[name]["stock_reused"] = asdict(time_pass(reused, texts))
+
+    return {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+            "onnxruntime": ort.__version__,
+            # Other processes competing for the cores skew every number; record how busy it was.
+            "load_average_1m": {"before": load_before, "after": _load_average()},
+        },
+        "config": {
+            "runs": runs,
+            "warmup": warmup,
+            "kb_docs": kb_docs,
+            "scifact_docs": len(corpora.get("scifact", [])),
+            "batch_size": BATCH_SIZE,
+            "model_path": str(model_path),
+        },
+        "per_query": per_query,
+        "docs_per_s": docs_per_s,
+        "ratios": ratios(per_query, docs_per_s),
+        "agreement": agreement,
+        "skipped": skipped,
+    }
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    if numerator is None or not denominator:
+        return None
+    return round(numerator / denominator, 3)
+
+
+def ratios(
+    per_query: dict[str, dict[str, Any]], docs_per_s: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The headline comparisons with their targets.
+
+    Args:
+        per_query: Timings by embedder.
+        docs_per_s: Throughput by corpus and embedder.
+
+    Returns:
+        Rows of ``{"name", "value", "target", "met"}``; ``value`` is ``None`` when a side was
+        skipped.
+    """
+
+    def median(name: str) -> float | None:
+        return per_query[name]["median_ms"] if name in per_query else None
+
+    def rate(corpus: str, name: str) -> float | None:
+        entry = docs_per_s.get(corpus, {}).get(name)
+        return entry["docs_per_s"] if entry else None
+
+    rows: list[tuple[str, float | None, str, Callable[[float], bool]]] = [
+        (
+            "ours/bare per query (median ms)",
+            _ratio(median("ours"), median("bare")),
+            "<= 1.2",
+            lambda v: v <= 1.2,
+        ),
+        (
+            "stock new instance/ours per query",
+            _ratio(median("stock_new_instance"), median("ours")),
+            ">= 5",
+            lambda v: v >= 5,
+        ),
+        (
+            "stock reused/ours per query",
+            _ratio(median("stock_reused"), median("ours")),
+            ">= 5",
+            lambda v: v >= 5,
+        ),
+    ]
+    for corpus in docs_per_s:
+        rows.append(
+            (
+                f"ours/bare docs/s ({corpus})",
+                _ratio(rate(corpus, "ours"), rate(corpus, "bare")),
+                "0.9-1.1",
+                lambda v: 0.9 <= v <= 1.1,
+            )
+        )
+        target, check = (">= 2", lambda v: v >= 2) if corpus == "kb" else ("report", lambda v: True)
+        rows.append(
+            (
+                f"ours/stock docs/s ({corpus})",
+                _ratio(rate(corpus, "ours"), rate(corpus, "stock_reused")),
+                target,
+                check,
+            )
+        )
+    return [
+        {
+            "name": name,
+            "value": value,
+            "target": target,
+            "met": None if value is None else check(value),
+        }
+        for name, value, target, check in rows
+    ]
+
+
+def format_embed_bench(result: dict[str, Any]) -> str:
+    """The bench result as plain-text tables.
+
+    Args:
+        result: The output of ``run_embed_bench``.
+
+    Returns:
+        Printable text.
+    """
+    lines = [f"{'per query':<22}{'runs':>6}{'median ms':>12}{'p95 ms':>10}"]
+    for name, timing in result["per_query"].items():
+        lines.append(
+            f"{name:<22}{timing['runs']:>6}{timing['median_ms']:>12.2f}{timing['p95_ms']:>10.2f}"
+        )
+    lines.append("")
+    lines.append(f"{'docs/s':<22}{'docs':>6}{'ours':>10}{'bare':>10}{'stock':>10}")
+    for corpus, entry in result["docs_per_s"].items():
+        cells = [
+            f"{entry[n]['docs_per_s']:>10.1f}" if n in entry else f"{'-':>10}"
+            for n in ("ours", "bare", "stock_reused")
+        ]
+        lines.append(f"{corpus:<22}{entry['docs']:>6}" + "".join(cells))
+    lines.append("")
+    lines.append(f"{'ratio':<40}{'value':>8}  {'target':<8} met")
+    for row in result["ratios"]:
+        value = "-" if row["value"] is None else f"{row['value']:.2f}"
+        met = {True: "yes", False: "NO", None: "-"}[row["met"]]
+        lines.append(f"{row['name']:<40}{value:>8}  {row['target']:<8} {met}")
+    for name, numbers in result["agreement"].items():
+        lines.append(
+            f"agreement {name}: min cosine {numbers['min_cosine']:.6f}, "
+            f"max |diff| {numbers['max_abs_diff']:.2e}"
+        )
+    load = result["machine"]["load_average_1m"]
+    lines.append(f"load average (1 min) before/after: {load['before']} / {load['after']}")
+    for reason in result["skipped"].values():
+        lines.append(f"skipped: {reason}")
+    return "\n".join(lines)

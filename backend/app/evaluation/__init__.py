@@ -1,0 +1,1 @@
+"""Offline evaluations: retrieval quality on public BEIR sets and on the domain incident cases."""

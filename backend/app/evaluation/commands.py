@@ -1,0 +1,137 @@
+"""``rca eval``: the domain incident evaluation and BEIR retrieval evaluations."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.core.config import get_settings
+
+METRIC_COLUMNS = ("ndcg@10", "mrr@10", "recall@100", "hit@1", "hit@5")
+
+
+def _write_json(path: str | None, payload: dict[str, Any]) -> None:
+    if not path:
+        return
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+def cmd_eval_incidents(args: argparse.Namespace) -> int:
+    """Evaluate the default analyzer on the incident cases; 1 when a threshold is missed."""
+    from app.evaluation.incidents import (
+        dense_floor_analyzer,
+        evaluate_incidents,
+        format_report,
+        load_cases,
+        unmet_thresholds,
+    )
+
+    cases = load_cases(Path(args.file))
+    with dense_floor_analyzer(get_settings(), floor=args.floor) as analyzer:
+        report = evaluate_incidents(cases, analyzer)
+    report["analyzer"] = {"name": "dense+floor", "floor": args.floor}
+    print(format_report(report))
+    _write_json(args.json, report)
+    failures = unmet_thresholds(report, args.min_hit1, args.min_mrr, args.min_abstain_f1)
+    for failure in failures:
+        print(f"FAIL: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def format_beir(result: dict[str, Any]) -> str:
+    """The BEIR result as a plain-text table, one row per mode.
+
+    Args:
+        result: The output of ``evaluate_beir``.
+
+    Returns:
+        Printable text.
+    """
+    title = (
+        f"{result['dataset']} / {result['split']}: {result['queries']} queries, "
+        f"{result['docs']} of {result['corpus_docs']} docs"
+    )
+    header = f"{'mode':<10}" + "".join(f"{c:>12}" for c in METRIC_COLUMNS) + f"{'index s':>10}"
+    header += f"{'query s':>10}"
+    lines = [title, header, "-" * len(header)]
+    for mode, metrics in result["modes"].items():
+        row = f"{mode:<10}" + "".join(f"{metrics[c]:>12.4f}" for c in METRIC_COLUMNS)
+        lines.append(row + f"{metrics['build_s']:>10.1f}{metrics['query_s']:>10.1f}")
+    return "\n".join(lines)
+
+
+def cmd_eval_beir(args: argparse.Namespace) -> int:
+    """Evaluate retrieval modes on one split of a BEIR folder."""
+    from app.evaluation.beir import evaluate_beir, load_beir
+    from app.rag.embedding import default_embedder
+
+    dataset = load_beir(Path(args.dir), args.split, limit=args.limit, max_corpus=args.max_corpus)
+    cache_dir = None if args.no_cache else Path(args.cache_dir or _default_cache_dir())
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    result = evaluate_beir(dataset, modes, default_embedder, cache_dir, rrf_k=args.rrf_k)
+    print(format_beir(result))
+    _write_json(args.json, result)
+    return 0
+
+
+def _default_cache_dir() -> Path:
+    return get_settings().state_dir / "cache" / "embeddings"
+
+
+def add_eval_parser(subparsers: Any) -> None:
+    """Register ``rca eval incidents`` and ``rca eval beir``.
+
+    Args:
+        subparsers: The object returned by ``ArgumentParser.add_subparsers``.
+    """
+    from app.evaluation.incidents import DEFAULT_FLOOR
+
+    evaluate = subparsers.add_parser("eval", help="offline evaluations (incidents, BEIR sets)")
+    kinds = evaluate.add_subparsers(dest="eval_command", required=True)
+
+    incidents = kinds.add_parser("incidents", help="retrieval and abstention on incident cases")
+    incidents.add_argument("file", help="cases, one JSON object per line")
+    incidents.add_argument("--json", metavar="OUT", help="also write the full report here")
+    incidents.add_argument(
+        "--floor",
+        type=float,
+        default=DEFAULT_FLOOR,
+        help=f"abstain below this top similarity (default {DEFAULT_FLOOR})",
+    )
+    incidents.add_argument("--min-hit1", type=float, metavar="X", help="exit 1 when hit@1 < X")
+    incidents.add_argument("--min-mrr", type=float, metavar="X", help="exit 1 when MRR < X")
+    incidents.add_argument(
+        "--min-abstain-f1", type=float, metavar="X", help="exit 1 when abstain F1 < X"
+    )
+    incidents.set_defaults(handler=cmd_eval_incidents)
+
+    beir = kinds.add_parser("beir", help="nDCG@10, MRR@10, recall@100, hit@k on a BEIR folder")
+    beir.add_argument("dir", help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    beir.add_argument("--split", default="test", help="qrels split (default test)")
+    beir.add_argument("--limit", type=int, metavar="N", help="only the first N judged queries")
+    beir.add_argument(
+        "--modes",
+        default="dense,bm25,hybrid",
+        help="comma-separated modes (default dense,bm25,hybrid)",
+    )
+    beir.add_argument(
+        "--max-corpus",
+        type=int,
+        metavar="N",
+        help="judged docs of the evaluated queries plus the first N others",
+    )
+    beir.add_argument("--rrf-k", type=int, default=60, help="RRF constant of hybrid (default 60)")
+    beir.add_argument("--json", metavar="OUT", help="also write the result here")
+    beir.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="doc-embedding cache (default <RCA_STATE_DIR>/cache/embeddings)",
+    )
+    beir.add_argument("--no-cache", action="store_true", help="always re-embed the corpus")
+    beir.set_defaults(handler=cmd_eval_beir)

@@ -1,0 +1,128 @@
+"""``rca bench embed`` at toy sizes: the output structure, offline stock function, skip rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.shared_data import MODELS_DIR, SCIFACT_DIR, require_shared
+from tests.support import KNOWLEDGE_PATH
+
+from app.bench.embed import (
+    STOCK_SIDE_FILES,
+    BareSession,
+    format_embed_bench,
+    knowledge_docs,
+    run_embed_bench,
+    scifact_docs,
+    stock_function_class,
+    stock_unavailable,
+    time_calls,
+)
+from app.cli import main
+from app.rag.embedding import default_embedder, default_model_path
+from app.rag.ingest import CHUNK_DELIMITER
+
+TIMING_KEYS = {"runs", "median_ms", "p95_ms"}
+PASS_KEYS = {"docs", "seconds", "docs_per_s"}
+
+
+def test_time_calls_counts_runs_after_warmup() -> None:
+    calls: list[int] = []
+    timing = time_calls(calls.append, runs=5, warmup=2)
+    assert calls == [0, 1, 0, 1, 2, 3, 4]
+    assert timing.runs == 5 and 0 <= timing.median_ms <= timing.p95_ms
+
+
+def test_knowledge_docs_repeat_the_entries() -> None:
+    entries = [e for e in KNOWLEDGE_PATH.read_text().split(CHUNK_DELIMITER) if e.strip()]
+    docs = knowledge_docs(KNOWLEDGE_PATH, len(entries) + 3)
+    assert len(docs) == len(entries) + 3
+    assert docs[len(entries)] == docs[0] == entries[0].strip()
+
+
+def test_bare_session_matches_our_embedder() -> None:
+    bare = BareSession(default_model_path())
+    texts = ["payment timeout", "inventory service 503 connection pool exhausted at store 12"]
+    ours = default_embedder().embed_documents(texts)
+    np.testing.assert_allclose(bare.embed(texts), ours, atol=1e-5)
+
+
+def test_bench_without_shared_data_skips_the_stock_and_scifact_parts(tmp_path: Path) -> None:
+    result = run_embed_bench(
+        runs=3,
+        kb_docs=2,
+        scifact_count=10,
+        warmup=1,
+        models_dir=tmp_path / "no-models",
+        scifact_dir=tmp_path / "no-scifact",
+        log=lambda _: None,
+    )
+    assert set(result["per_query"]) == {"ours", "bare"}
+    assert all(set(t) == TIMING_KEYS and t["runs"] == 3 for t in result["per_query"].values())
+    assert set(result["docs_per_s"]) == {"kb"}
+    assert result["docs_per_s"]["kb"]["docs"] == 2
+    assert set(result["docs_per_s"]["kb"]["ours"]) == PASS_KEYS
+    assert set(result["skipped"]) == {"stock", "scifact"}
+    assert "no-models" in result["skipped"]["stock"]
+    names = [r["name"] for r in result["ratios"]]
+    assert "ours/bare per query (median ms)" in names
+    stock_rows = [r for r in result["ratios"] if "stock" in r["name"]]
+    assert stock_rows and all(r["value"] is None and r["met"] is None for r in stock_rows)
+    assert result["agreement"]["bare_vs_ours"]["min_cosine"] > 0.9999
+    text = format_embed_bench(result)
+    assert "per query" in text and "skipped:" in text
+    json.dumps(result)
+
+
+def test_stock_function_never_downloads(tmp_path: Path) -> None:
+    # An empty models folder: the symlinks dangle, Chroma thinks files are missing.
+    assert stock_unavailable(tmp_path) is not None
+    with stock_function_class(tmp_path, default_model_path()) as stock_class:
+        with pytest.raises(RuntimeError, match="refuses to download"):
+            stock_class()(["query"])
+
+
+def test_stock_path_with_the_shared_models() -> None:
+    models_dir = require_shared(MODELS_DIR)
+    assert all((models_dir / name).is_file() for name in STOCK_SIDE_FILES)
+    assert stock_unavailable(models_dir) is None
+    result = run_embed_bench(
+        runs=2, kb_docs=2, scifact_count=0, models_dir=models_dir, warmup=1, log=lambda _: None
+    )
+    assert set(result["per_query"]) == {"ours", "bare", "stock_new_instance", "stock_reused"}
+    assert set(result["docs_per_s"]["kb"]) == {"docs", "ours", "bare", "stock_reused"}
+    assert result["skipped"] == {}
+    # Same model file: the stock function's vectors agree with ours despite its padding.
+    assert result["agreement"]["stock_vs_ours"]["min_cosine"] > 0.999
+    stock_rows = [r for r in result["ratios"] if "stock" in r["name"]]
+    assert all(r["value"] is not None for r in stock_rows)
+
+
+def test_scifact_docs_join_title_and_text() -> None:
+    folder = require_shared(SCIFACT_DIR)
+    docs = scifact_docs(folder, 3)
+    first = json.loads((folder / "corpus.jsonl").open().readline())
+    assert len(docs) == 3 and docs[0] == f"{first['title']} {first['text']}".strip()
+
+
+def test_cli_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench.json"
+    args = [
+        "bench",
+        "embed",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--kb-docs",
+        "1",
+        "--scifact-docs",
+        "0",
+    ]
+    args += ["--models-dir", str(tmp_path / "none"), "--json", str(out)]
+    assert main(args) == 0
+    assert set(json.loads(out.read_text())["per_query"]) == {"ours", "bare"}
+    assert "ours/bare" in capsys.readouterr().out
