@@ -68,7 +68,7 @@ class Settings(BaseSettings):
     # Retrieval engine (B) -- hybrid BM25 + dense, RRF, gates, rerank, budgets; see .env.example.
     rrf_k: int = Field(default=60, ge=0)
     retrieve_candidates: int = Field(default=50, ge=1, le=1000)
-    score_floor: float = Field(default=0.35, ge=0.0, le=1.0)
+    score_floor: float = Field(default=0.40, ge=0.0, le=1.0)
     code_match_boost: float = Field(default=1.0, ge=0.0)
     rerank_url: str | None = None
     rerank_kind: Literal["tei", "cohere"] = "tei"
