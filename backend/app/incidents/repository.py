@@ -8,6 +8,8 @@ updates, so two reviewers racing for one incident cannot both win.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -100,6 +102,14 @@ class IncidentRepository(Protocol):
 
     async def events(self, incident_id: str) -> list[AuditEvent]:
         """The audit trail in order."""
+        ...
+
+    def lease(self, incident_id: str) -> AbstractAsyncContextManager[bool]:
+        """Own an incident's run for a block: True when no other live worker owns it."""
+        ...
+
+    def recovery_lock(self) -> AbstractAsyncContextManager[None]:
+        """Let one worker at a time recover interrupted runs."""
         ...
 
 
@@ -209,3 +219,13 @@ class SqliteIncidentRepository:
             )
             for r in rows
         ]
+
+    @asynccontextmanager
+    async def lease(self, incident_id: str) -> AsyncIterator[bool]:
+        """Always granted: an embedded database has one worker, and it owns every run."""
+        yield True
+
+    @asynccontextmanager
+    async def recovery_lock(self) -> AsyncIterator[None]:
+        """Nothing to wait for: an embedded database has one worker."""
+        yield

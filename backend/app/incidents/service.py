@@ -107,26 +107,28 @@ class IncidentService:
         incident = self.redactor.data(body.model_dump(exclude_none=True))
         incident_id = str(uuid.uuid4())
         now = utcnow()
-        await self.repository.insert(
-            {
-                "id": incident_id,
-                "status": IncidentStatus.ANALYZING.value,
-                "error_code": incident.get("error_code"),
-                "service": incident.get("service"),
-                "created_at": now,
-                "updated_at": now,
-            }
-        )
-        await self.repository.add_event(
-            incident_id, AuditEvent("created", now, None, None, None, {"incident": incident})
-        )
         initial: RcaState = {
             "incident_id": incident_id,
             "incident": incident,
             "created_at": now,
             "drafts": [],
         }
-        await self._run(incident_id, initial)
+        # Held while the run is in flight: no other worker starting up "recovers" it.
+        async with self.repository.lease(incident_id):
+            await self.repository.insert(
+                {
+                    "id": incident_id,
+                    "status": IncidentStatus.ANALYZING.value,
+                    "error_code": incident.get("error_code"),
+                    "service": incident.get("service"),
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            )
+            await self.repository.add_event(
+                incident_id, AuditEvent("created", now, None, None, None, {"incident": incident})
+            )
+            await self._run(incident_id, initial)
         return await self.get(incident_id)
 
     async def _run(self, incident_id: str, graph_input: RcaState | Command[Any] | None) -> None:
@@ -214,38 +216,42 @@ class IncidentService:
             raise NotFound(f"no incident with id '{incident_id}'")
         snapshot = await self.graph.aget_state(thread_config(incident_id))
         resume = self._resume_value(decision, actor, snapshot.values)
-        claimed = await self.repository.transition(
-            incident_id,
-            IncidentStatus.AWAITING_REVIEW.value,
-            IncidentStatus.DECIDING.value,
-            utcnow(),
-        )
-        if not claimed:
-            raise self._not_pending(await self.repository.get(incident_id) or row)
-        # Resuming a thread with no pending interrupt would start a new run: check first.
-        if not any(task.interrupts for task in snapshot.tasks):
-            await self._release(incident_id)
-            raise Conflict(f"incident '{incident_id}' has no pending review")
-        try:
-            await self.graph.ainvoke(Command(resume=resume), thread_config(incident_id))
-        except Exception:
-            await self._release(incident_id)
-            raise
-        now = utcnow()
-        await self.repository.add_event(
-            incident_id,
-            AuditEvent(
-                "decision",
-                now,
-                actor,
-                decision.action.value,
-                resume["comment"],
-                {"original_rca": snapshot.values.get("rca"), "edited_rca": resume.get("rca")},
-            ),
-        )
-        await self._sync_index(incident_id)
-        await self._learn(incident_id)
-        await self._notify(incident_id)
+        async with self.repository.lease(incident_id) as owned:
+            if not owned:
+                # Another worker is analysing, deciding or recovering it right now.
+                raise Conflict(f"incident '{incident_id}' is being decided elsewhere")
+            claimed = await self.repository.transition(
+                incident_id,
+                IncidentStatus.AWAITING_REVIEW.value,
+                IncidentStatus.DECIDING.value,
+                utcnow(),
+            )
+            if not claimed:
+                raise self._not_pending(await self.repository.get(incident_id) or row)
+            # Resuming a thread with no pending interrupt would start a new run: check first.
+            if not any(task.interrupts for task in snapshot.tasks):
+                await self._release(incident_id)
+                raise Conflict(f"incident '{incident_id}' has no pending review")
+            try:
+                await self.graph.ainvoke(Command(resume=resume), thread_config(incident_id))
+            except Exception:
+                await self._release(incident_id)
+                raise
+            now = utcnow()
+            await self.repository.add_event(
+                incident_id,
+                AuditEvent(
+                    "decision",
+                    now,
+                    actor,
+                    decision.action.value,
+                    resume["comment"],
+                    {"original_rca": snapshot.values.get("rca"), "edited_rca": resume.get("rca")},
+                ),
+            )
+            await self._sync_index(incident_id)
+            await self._learn(incident_id)
+            await self._notify(incident_id)
         return await self.get(incident_id)
 
     async def _learn(self, incident_id: str) -> None:
@@ -327,29 +333,43 @@ class IncidentService:
         }
 
     async def recover(self) -> int:
-        """Finish what a crash interrupted; returns how many incidents were touched."""
+        """Finish what a crash interrupted; returns how many incidents were touched.
+
+        Every worker runs this at start. With several workers on one database, recoveries
+        take turns (``recovery_lock``) and a run is recovered only when its lease can be
+        taken, i.e. no live worker is analysing or deciding it.
+        """
         touched = 0
-        for row in await self.repository.with_status(
-            IncidentStatus.ANALYZING.value, IncidentStatus.DECIDING.value
-        ):
-            incident_id = row["id"]
-            snapshot = await self.graph.aget_state(thread_config(incident_id))
-            try:
-                if any(task.interrupts for task in snapshot.tasks):
-                    # A decision that never reached the graph: the review is pending again.
-                    await self.repository.update(
-                        incident_id,
-                        status=IncidentStatus.AWAITING_REVIEW.value,
-                        updated_at=utcnow(),
-                    )
-                elif not snapshot.values:
-                    # Crashed before the first checkpoint: start again from the recorded input.
-                    await self._run(incident_id, await self._initial_input(row))
-                elif snapshot.next:
-                    await self._run(incident_id, None)
-                else:
-                    await self._sync_index(incident_id)
-                touched += 1
-            except Exception:
-                logger.exception("could not recover incident %s", incident_id)
+        in_flight = (IncidentStatus.ANALYZING.value, IncidentStatus.DECIDING.value)
+        async with self.repository.recovery_lock():
+            for listed in await self.repository.with_status(*in_flight):
+                async with self.repository.lease(listed["id"]) as owned:
+                    # Re-read under the lease: another worker may have finished it meanwhile.
+                    row = await self.repository.get(listed["id"]) if owned else None
+                    if row is not None and row["status"] in in_flight:
+                        touched += await self._recover_one(row)
         return touched
+
+    async def _recover_one(self, row: dict[str, Any]) -> int:
+        """Finish one interrupted run; 1 when done, 0 when it failed again (logged)."""
+        incident_id = row["id"]
+        snapshot = await self.graph.aget_state(thread_config(incident_id))
+        try:
+            if any(task.interrupts for task in snapshot.tasks):
+                # A decision that never reached the graph: the review is pending again.
+                await self.repository.update(
+                    incident_id,
+                    status=IncidentStatus.AWAITING_REVIEW.value,
+                    updated_at=utcnow(),
+                )
+            elif not snapshot.values:
+                # Crashed before the first checkpoint: start again from the recorded input.
+                await self._run(incident_id, await self._initial_input(row))
+            elif snapshot.next:
+                await self._run(incident_id, None)
+            else:
+                await self._sync_index(incident_id)
+        except Exception:
+            logger.exception("could not recover incident %s", incident_id)
+            return 0
+        return 1

@@ -1,0 +1,128 @@
+"""Two uvicorn workers on one PostgreSQL: shared state, exactly-once decisions, crash safety."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from tests.storage.cluster import Cluster
+
+from app.sample_app import crash_checkout
+
+TIMEOUT = 120.0
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    tmp_path_factory: pytest.TempPathFactory, module_postgres_url: str, redis_url: str
+) -> Iterator[Cluster]:
+    """Workers A and B, started once for the module, with rate limits out of the way."""
+    workers = Cluster(
+        tmp_path_factory.mktemp("cluster"),
+        module_postgres_url,
+        redis_url,
+        RCA_RATE_LIMIT_PER_MINUTE="100000",
+    )
+    try:
+        yield workers.start()
+    finally:
+        workers.stop()
+
+
+def create(cluster: Cluster, base_url: str) -> dict[str, Any]:
+    response = httpx.post(
+        f"{base_url}/api/incidents", json=crash_checkout(), headers=cluster.auth(), timeout=TIMEOUT
+    )
+    assert response.status_code == 201, f"{response.text}\n{cluster.logs()}"
+    body: dict[str, Any] = response.json()
+    assert body["status"] == "awaiting_review"
+    return body
+
+
+def get(cluster: Cluster, base_url: str, path: str, **params: str) -> Any:
+    response = httpx.get(
+        f"{base_url}{path}", params=params, headers=cluster.auth(), timeout=TIMEOUT
+    )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def decide(cluster: Cluster, base_url: str, incident_id: str, who: str = "ana") -> httpx.Response:
+    return httpx.post(
+        f"{base_url}/api/incidents/{incident_id}/decision",
+        json={"action": "approve"},
+        headers=cluster.auth(who),
+        timeout=TIMEOUT,
+    )
+
+
+def test_created_on_one_worker_read_and_decided_on_the_other(cluster: Cluster) -> None:
+    created = create(cluster, cluster.a.base_url)
+    incident_id = created["id"]
+
+    pending = get(cluster, cluster.b.base_url, "/api/incidents", status="awaiting_review")
+    assert incident_id in [i["id"] for i in pending["items"]]
+    seen = get(cluster, cluster.b.base_url, f"/api/incidents/{incident_id}")
+    assert seen["rca"] == created["rca"] and seen["incident"] == created["incident"]
+
+    decided = decide(cluster, cluster.b.base_url, incident_id, who="bob")
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["status"] == "approved"
+    assert decided.json()["decision"]["reviewer"] == "bob"
+
+    final = get(cluster, cluster.a.base_url, f"/api/incidents/{incident_id}")
+    assert final["status"] == "approved" and final["final_rca"] == created["rca"]
+    audit = get(cluster, cluster.a.base_url, f"/api/incidents/{incident_id}/audit")
+    assert [e["type"] for e in audit["events"]] == ["created", "draft", "decision"]
+
+
+async def test_twenty_concurrent_decisions_across_workers_have_one_winner(
+    cluster: Cluster,
+) -> None:
+    incident_id = create(cluster, cluster.a.base_url)["id"]
+    reviewers = ["ana", "bob", "eve"]
+
+    async with httpx.AsyncClient(timeout=TIMEOUT) as client:
+
+        async def one(n: int) -> int:
+            worker = cluster.a if n % 2 else cluster.b
+            response = await client.post(
+                f"{worker.base_url}/api/incidents/{incident_id}/decision",
+                json={"action": "approve", "comment": f"decision {n}"},
+                headers=cluster.auth(reviewers[n % 3]),
+            )
+            return response.status_code
+
+        statuses = Counter(await asyncio.gather(*(one(n) for n in range(20))))
+
+    assert statuses == {200: 1, 409: 19}, f"{statuses}\n{cluster.logs()}"
+    for worker in (cluster.a, cluster.b):
+        final = get(cluster, worker.base_url, f"/api/incidents/{incident_id}")
+        assert final["status"] == "approved"
+    audit = get(cluster, cluster.b.base_url, f"/api/incidents/{incident_id}/audit")
+    assert [e["type"] for e in audit["events"]].count("decision") == 1
+    again = decide(cluster, cluster.b.base_url, incident_id)
+    assert again.status_code == 409 and "already decided" in again.json()["error"]["message"]
+
+
+def test_a_pending_review_survives_a_killed_worker(cluster: Cluster) -> None:
+    created = create(cluster, cluster.a.base_url)
+    incident_id = created["id"]
+    cluster.a.kill()
+
+    pending = get(cluster, cluster.b.base_url, "/api/incidents", status="awaiting_review")
+    assert incident_id in [i["id"] for i in pending["items"]]
+    decided = decide(cluster, cluster.b.base_url, incident_id)
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["final_rca"] == created["rca"]
+
+    restarted = cluster.restart_a()
+    final = get(cluster, restarted.base_url, f"/api/incidents/{incident_id}")
+    assert final["status"] == "approved" and final["decision"]["reviewer"] == "ana"
+    ready = httpx.get(f"{restarted.base_url}/ready", headers=cluster.auth(), timeout=TIMEOUT)
+    assert ready.status_code == 200, ready.text
+    assert ready.json()["components"]["database"] == {"ok": True}
