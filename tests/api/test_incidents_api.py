@@ -163,6 +163,7 @@ def test_audit_trail_records_creation_draft_and_decision(shared_client: TestClie
     assert decision["actor"] == "ana" and decision["action"] == "edit"
     assert decision["original_rca"]["summary"] == incident["rca"]["summary"]
     assert decision["edited_rca"]["summary"] == "Edited."
+    assert '-  "summary": ' in decision["diff"] and '+  "summary": "Edited."' in decision["diff"]
 
 
 def test_health_and_ready(shared_client: TestClient) -> None:

@@ -9,6 +9,8 @@ off before it was applied leaves the review pending again.
 from __future__ import annotations
 
 import asyncio
+import difflib
+import json
 import logging
 import uuid
 from collections.abc import Sequence
@@ -50,6 +52,19 @@ def utcnow() -> str:
 def thread_config(incident_id: str) -> RunnableConfig:
     """The graph config addressing one incident's thread."""
     return {"configurable": {"thread_id": incident_id}}
+
+
+def rca_diff(original: dict[str, Any] | None, edited: dict[str, Any] | None) -> str | None:
+    """A unified diff of the reviewer's edit (pretty-printed JSON), or None without an edit."""
+    if not original or not edited:
+        return None
+
+    def lines(rca: dict[str, Any]) -> list[str]:
+        return json.dumps(rca, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+    return "\n".join(
+        difflib.unified_diff(lines(original), lines(edited), "original", "edited", lineterm="")
+    )
 
 
 def draft_summary(rca: dict[str, Any] | None) -> dict[str, Any]:
@@ -246,7 +261,11 @@ class IncidentService:
                     actor,
                     decision.action.value,
                     resume["comment"],
-                    {"original_rca": snapshot.values.get("rca"), "edited_rca": resume.get("rca")},
+                    {
+                        "original_rca": snapshot.values.get("rca"),
+                        "edited_rca": resume.get("rca"),
+                        "diff": rca_diff(snapshot.values.get("rca"), resume.get("rca")),
+                    },
                 ),
             )
             await self._sync_index(incident_id)
