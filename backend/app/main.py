@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 
 from app.api.deps import require
 from app.api.middleware import MemoryRateLimiter, RedisRateLimiter, install_middleware
-from app.api.routes import health, incidents, intake, retrieve, ui
+from app.api.routes import health, incidents, intake, knowledge, retrieve, ui
 from app.core.config import Settings, get_settings
 from app.core.errors import AppError, ConfigurationError
 from app.core.logging import configure_logging
@@ -142,6 +142,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(incidents.router)
     app.include_router(intake.router)
+    app.include_router(knowledge.router)
     # The UI is public: the page holds no data and asks for an API key when needed.
     app.include_router(ui.router)
     app.include_router(retrieve.router, dependencies=[Depends(require(Role.SUBMITTER))])

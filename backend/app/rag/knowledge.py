@@ -1,55 +1,275 @@
-"""The loaded knowledge base: the vector store built from the sources, plus what was ingested."""
+"""The loaded knowledge base: the vector store kept in sync with the sources, plus the last ingest.
+
+Every ingest goes through one path, ``ingest_sources``: read the sources into content-hashed
+chunks, then make the collection hold exactly those chunks. Ids already stored are not embedded
+again (their metadata is refreshed when it changed, e.g. an entry number), new ids are embedded
+and written, and ids no longer in the sources are deleted. A changed entry has a new id, so it is
+one add plus one removal. New chunks are written before old ones are deleted, so a search that
+runs during a reload sees the old or the new text of an entry, never neither.
+
+With a Chroma server or a persistent store a restart with an unchanged corpus embeds nothing. The
+in-memory backend starts empty, so its first ingest adds everything (``build_knowledge_base``
+also drops a leftover collection of the same name there, as the earlier rebuild-at-start did).
+Each ingest logs ``ingested N error-doc chunk(s)`` and the one summary line
+``ingest: added=A unchanged=U removed=R embedded=E``.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from app.core.config import Settings
+from app.core.errors import Conflict
 from app.rag.embedding import Embedder
-from app.rag.ingest import knowledge_version, load_error_docs
-from app.rag.store import VectorStore, make_chroma_client
+from app.rag.ingest import ID_PREFIX as ERROR_DOC_PREFIX
+from app.rag.ingest import KnowledgeChunk, knowledge_version
+from app.rag.sources import configured_source, load_sources
+from app.rag.store import Progress, VectorStore, backend_kind, make_chroma_client
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class IngestReport:
-    """What one ingest stored."""
+class SyncResult:
+    """What making a collection match a set of chunks did."""
 
+    added: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    embedded: int = 0
+    metadata_updated: int = 0
+
+
+@dataclass
+class IngestReport:
+    """What one ingest stored and changed."""
+
+    #: Chunks in the collection after the ingest.
     count: int
+    #: Error-docs code -> chunk id (error docs only; runbooks never replace an entry here).
     ids_by_code: dict[str, str]
     version: str
     warnings: list[str] = field(default_factory=list)
+    added: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    embedded: int = 0
+    #: Source files read, relative to the sources folder.
+    files: list[str] = field(default_factory=list)
+    finished_at: datetime | None = None
+    duration_seconds: float = 0.0
+
+    def summary(self) -> str:
+        """The one summary line: ``ingest: added=A unchanged=U removed=R embedded=E``."""
+        return (
+            f"ingest: added={self.added} unchanged={self.unchanged} "
+            f"removed={self.removed} embedded={self.embedded}"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-serialisable form (for the admin API)."""
+        return {
+            "count": self.count,
+            "version": self.version,
+            "added": self.added,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "embedded": self.embedded,
+            "files": len(self.files),
+            "warnings": list(self.warnings),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "duration_seconds": round(self.duration_seconds, 3),
+        }
+
+
+def sync_store(
+    store: VectorStore,
+    chunks: Sequence[KnowledgeChunk],
+    *,
+    batch_size: int | None = None,
+    progress: Progress | None = None,
+) -> SyncResult:
+    """Make ``store`` hold exactly ``chunks``, embedding only ids it does not hold yet.
+
+    Args:
+        store: The collection to update.
+        chunks: The wanted content (ids are content hashes; a repeated id is kept once).
+        batch_size: Chunks embedded per batch.
+        progress: ``progress(done, total)`` while new chunks are embedded.
+
+    Returns:
+        Counts of added, unchanged, removed and embedded chunks.
+    """
+    wanted = {c.id: c for c in reversed(chunks)}  # the first of a repeated id wins
+    stored = store.metadatas()
+    new = [c for c in wanted.values() if c.id not in stored]
+    stale = [i for i in stored if i not in wanted]
+    relabel = [c for c in wanted.values() if c.id in stored and stored[c.id] != dict(c.metadata)]
+    if progress is not None:
+        progress(0, len(new))
+    embedded = store.upsert(new, batch_size=batch_size, progress=progress)
+    if relabel:
+        store.update_metadata(relabel)
+    store.delete(stale)
+    return SyncResult(
+        added=len(new),
+        unchanged=len(wanted) - len(new),
+        removed=len(stale),
+        embedded=embedded,
+        metadata_updated=len(relabel),
+    )
+
+
+def ingest_sources(
+    store: VectorStore,
+    source: Path,
+    *,
+    batch_size: int | None = None,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Read ``source`` (folder or file) and sync ``store`` to it; log the summary line.
+
+    Args:
+        store: The knowledge-base collection.
+        source: A sources folder or a single error-docs / runbook file.
+        batch_size: Chunks embedded per batch.
+        progress: ``progress(done, total)`` while new chunks are embedded.
+
+    Returns:
+        The report of this ingest.
+
+    Raises:
+        KnowledgeBaseError: A source is missing or malformed; the collection is untouched.
+    """
+    started = time.perf_counter()
+    loaded = load_sources(source, count_tokens=store.embedder.count_tokens)
+    for warning in loaded.warnings:
+        logger.warning(warning)
+    result = sync_store(store, loaded.chunks, batch_size=batch_size, progress=progress)
+    ids = list(dict.fromkeys(c.id for c in loaded.chunks))
+    report = IngestReport(
+        count=store.count(),
+        ids_by_code={
+            str(c.metadata["error_code"]): c.id
+            for c in loaded.chunks
+            if c.id.startswith(ERROR_DOC_PREFIX) and "error_code" in c.metadata
+        },
+        version=knowledge_version(ids),
+        warnings=loaded.warnings,
+        added=result.added,
+        unchanged=result.unchanged,
+        removed=result.removed,
+        embedded=result.embedded,
+        files=loaded.files,
+        finished_at=datetime.now(UTC),
+        duration_seconds=time.perf_counter() - started,
+    )
+    if result.metadata_updated:
+        logger.info("refreshed the metadata of %d unchanged chunk(s)", result.metadata_updated)
+    logger.info("ingested %d error-doc chunk(s)", report.count)
+    logger.info("%s", report.summary())
+    return report
+
+
+def ingest_error_docs(store: VectorStore, path: Path) -> IngestReport:
+    """Sync ``store`` to one error-docs file (kept for callers of the single-file API)."""
+    return ingest_sources(store, path)
 
 
 @dataclass
 class KnowledgeBase:
-    """The error-docs collection and the report of the ingest that built it."""
+    """The knowledge-base collection, where it comes from and the report of the last ingest."""
 
     store: VectorStore
     report: IngestReport
+    #: The folder or file the collection is synced to (``None``: cannot be reloaded).
+    source: Path | None = None
+    #: ``server``, ``persistent`` or ``ephemeral``.
+    backend: str = "ephemeral"
+    batch_size: int | None = None
+    _reload_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     @property
     def version(self) -> str:
         """Hash over the ingested ids, recorded in every RCA's provenance."""
         return self.report.version
 
+    @property
+    def reloading(self) -> bool:
+        """Whether a reload is running right now."""
+        return self._reload_lock.locked()
 
-def ingest_error_docs(store: VectorStore, path: Path) -> IngestReport:
-    """Rebuild ``store`` from the error-docs file at ``path``."""
-    parsed = load_error_docs(path, count_tokens=store.embedder.count_tokens)
-    store.reset(parsed.chunks)
-    ids = [c.id for c in parsed.chunks]
-    report = IngestReport(
-        count=len(parsed.chunks),
-        ids_by_code={str(c.metadata["error_code"]): c.id for c in parsed.chunks},
-        version=knowledge_version(ids),
-        warnings=parsed.warnings,
-    )
-    logger.info("ingested %d error-doc chunk(s)", report.count)
-    return report
+    def reload(
+        self,
+        after: Sequence[Callable[[], object]] = (),
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        """Re-ingest from the sources (incrementally) and swap in the new report.
+
+        Only one reload runs at a time; searches keep being served meanwhile. The callables in
+        ``after`` (e.g. ``RetrievalEngine.refresh``) run once the collection is updated -- also
+        when the ingest failed, so derived indexes match whatever the collection now holds.
+
+        Args:
+            after: Callables run after the sync, inside the reload lock.
+            progress: ``progress(done, total)`` while new chunks are embedded.
+
+        Returns:
+            The new report (also ``self.report``).
+
+        Raises:
+            Conflict: Another reload is running.
+            KnowledgeBaseError: A source is missing or malformed; the collection is untouched.
+        """
+        if self.source is None:
+            raise Conflict("this knowledge base has no sources to reload from")
+        if not self._reload_lock.acquire(blocking=False):
+            raise Conflict("a knowledge reload is already running")
+        try:
+            report = ingest_sources(
+                self.store, self.source, batch_size=self.batch_size, progress=progress
+            )
+            # One attribute assignment: readers see the old report or the new one, never a mix.
+            self.report = report
+            return report
+        finally:
+            try:
+                for callback in after:
+                    callback()
+            finally:
+                self._reload_lock.release()
+
+    def describe(self) -> dict[str, Any]:
+        """The collections of this backend with their counts, the model and the last ingest."""
+        client = self.store.client
+        collections = []
+        for collection in client.list_collections():
+            metadata = collection.metadata or {}
+            collections.append(
+                {
+                    "name": collection.name,
+                    "count": int(collection.count()),
+                    "embedding_model": metadata.get("embedding_model"),
+                }
+            )
+        collections.sort(key=lambda c: (c["name"] != self.store.collection_name, c["name"]))
+        return {
+            "collection": self.store.collection_name,
+            "backend": self.backend,
+            "model": self.store.model,
+            "collections": collections,
+            "reloading": self.reloading,
+            "last_ingest": self.report.as_dict(),
+        }
 
 
 def build_knowledge_base(
@@ -57,9 +277,40 @@ def build_knowledge_base(
     embedder: Embedder,
     path: Path | None = None,
     collection_name: str | None = None,
+    *,
+    progress: Progress | None = None,
+    rebuild: bool = False,
 ) -> KnowledgeBase:
-    """Open the configured Chroma backend and (re)build the error-docs collection."""
+    """Open the configured Chroma backend and sync the knowledge collection to the sources.
+
+    Args:
+        settings: Backend, sources and collection settings.
+        embedder: The embedding model.
+        path: A sources folder or file overriding the settings (``rca ingest PATH``).
+        collection_name: A collection overriding ``RCA_COLLECTION_NAME``.
+        progress: ``progress(done, total)`` while new chunks are embedded.
+        rebuild: Drop the collection first and embed everything again (always done for the
+            in-memory backend).
+
+    Returns:
+        The knowledge base with the report of this ingest.
+
+    Raises:
+        KnowledgeBaseError: A source is missing or malformed.
+        ConfigurationError: The persisted collection holds vectors of another model.
+    """
     client = make_chroma_client(settings)
-    store = VectorStore(client, embedder, collection_name or settings.collection_name)
-    report = ingest_error_docs(store, path or settings.knowledge_path)
-    return KnowledgeBase(store=store, report=report)
+    name = collection_name or settings.collection_name
+    backend = backend_kind(settings)
+    if (rebuild or backend == "ephemeral") and name in {c.name for c in client.list_collections()}:
+        client.delete_collection(name)
+    store = VectorStore(client, embedder, name)
+    source = configured_source(settings, path)
+    report = ingest_sources(store, source, batch_size=settings.ingest_batch_size, progress=progress)
+    return KnowledgeBase(
+        store=store,
+        report=report,
+        source=source,
+        backend=backend,
+        batch_size=settings.ingest_batch_size,
+    )

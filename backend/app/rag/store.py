@@ -2,11 +2,16 @@
 
 Every collection call passes our embedding function, so Chroma never builds its stock one.
 ``similarity = clamp(1 - cosine distance, 0, 1)``: a display approximation, not a probability.
+
+Each collection records the embedding model that made its vectors (``embedding_model`` and
+``embedding_model_sha256`` in its metadata). Opening a non-empty collection recorded for another
+model raises ``ConfigurationError``: vectors of two models are never mixed in one collection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,8 +19,19 @@ import chromadb
 from chromadb.api import ClientAPI
 
 from app.core.config import Settings
-from app.rag.embedding import ChromaEmbeddingFunction, Embedder
+from app.core.errors import ConfigurationError
+from app.rag.embedding import MODEL_ID, MODEL_SHA256, ChromaEmbeddingFunction, Embedder
 from app.rag.ingest import KnowledgeChunk
+
+logger = logging.getLogger(__name__)
+
+#: Collection metadata keys recording the model behind the stored vectors.
+MODEL_KEY = "embedding_model"
+MODEL_SHA_KEY = "embedding_model_sha256"
+#: Chunks embedded and written per Chroma call (also the progress step).
+DEFAULT_BATCH_SIZE = 64
+#: ``progress(done, total)`` after each written batch.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -49,6 +65,24 @@ def make_chroma_client(settings: Settings) -> ClientAPI:
     return chromadb.EphemeralClient()
 
 
+def backend_kind(settings: Settings) -> str:
+    """``server``, ``persistent`` or ``ephemeral``: the backend ``make_chroma_client`` opens."""
+    if settings.chroma_url:
+        return "server"
+    if settings.chroma_path:
+        return "persistent"
+    return "ephemeral"
+
+
+def model_sha256(embedder: Embedder) -> str:
+    """The sha256 of the embedder's model file; empty when the embedder has no file."""
+    recorded = getattr(embedder, "model_sha256", None)
+    if isinstance(recorded, str) and recorded:
+        return recorded
+    # The pinned model is verified against this digest when it loads.
+    return MODEL_SHA256 if embedder.model_id == MODEL_ID else ""
+
+
 class VectorStore:
     """One Chroma collection, embedded with the project's embedder."""
 
@@ -59,12 +93,56 @@ class VectorStore:
         self._function = ChromaEmbeddingFunction(embedder)
         self._collection = self._get_or_create()
 
+    @property
+    def model(self) -> dict[str, str]:
+        """The model this store embeds with: ``{"id", "sha256"}``."""
+        return {"id": self.embedder.model_id, "sha256": model_sha256(self.embedder)}
+
     def _get_or_create(self) -> Any:
-        return self.client.get_or_create_collection(
+        collection = self.client.get_or_create_collection(
             name=self.collection_name,
             embedding_function=self._function,  # type: ignore[arg-type]
-            metadata={"hnsw:space": "cosine", "embedding_model": self.embedder.model_id},
+            metadata={
+                "hnsw:space": "cosine",
+                MODEL_KEY: self.embedder.model_id,
+                MODEL_SHA_KEY: model_sha256(self.embedder),
+            },
         )
+        self._check_model(collection)
+        return collection
+
+    def _check_model(self, collection: Any) -> None:
+        """Refuse a non-empty collection made by another model; record ours where missing."""
+        recorded = dict(collection.metadata or {})
+        ours = self.model
+        recorded_id = recorded.get(MODEL_KEY)
+        recorded_sha = recorded.get(MODEL_SHA_KEY)
+        differs = (recorded_id and recorded_id != ours["id"]) or (
+            recorded_sha and ours["sha256"] and recorded_sha != ours["sha256"]
+        )
+        if recorded_id == ours["id"] and recorded_sha == ours["sha256"]:
+            return
+        if differs and collection.count() > 0:
+            raise ConfigurationError(
+                f"collection '{self.collection_name}' holds vectors of model {recorded_id} "
+                f"(sha256 {recorded_sha or 'unrecorded'}) but this process embeds with "
+                f"{ours['id']} (sha256 {ours['sha256'] or 'none'}): refusing to mix two models "
+                "in one collection; use another RCA_COLLECTION_NAME or rebuild it "
+                "(`rca ingest --rebuild`)"
+            )
+        # Empty, or recorded by an older version without the digest: record this model.
+        # ``modify`` replaces the metadata; the distance function cannot be passed again.
+        kept = {k: v for k, v in recorded.items() if not k.startswith("hnsw:")}
+        collection.modify(metadata={**kept, MODEL_KEY: ours["id"], MODEL_SHA_KEY: ours["sha256"]})
+        logger.info("collection %s: recorded embedding model %s", self.collection_name, ours["id"])
+
+    def recorded_model(self) -> dict[str, str]:
+        """The model the collection's metadata records: ``{"id", "sha256"}``."""
+        metadata = self._collection.metadata or {}
+        return {
+            "id": str(metadata.get(MODEL_KEY, "")),
+            "sha256": str(metadata.get(MODEL_SHA_KEY, "")),
+        }
 
     def reset(self, chunks: Sequence[KnowledgeChunk]) -> None:
         """Drop the collection and rebuild it from ``chunks`` (the source file is the truth)."""
@@ -76,15 +154,77 @@ class VectorStore:
 
     def add(self, chunks: Sequence[KnowledgeChunk]) -> None:
         """Embed and add chunks (ids must be new)."""
+        self._write(self._collection.add, chunks, None, None)
+
+    def upsert(
+        self,
+        chunks: Sequence[KnowledgeChunk],
+        *,
+        batch_size: int | None = None,
+        progress: Progress | None = None,
+    ) -> int:
+        """Embed and write chunks, replacing any with the same id; return how many were embedded.
+
+        Args:
+            chunks: The chunks to write.
+            batch_size: Chunks embedded and written per call (capped by Chroma's limit).
+            progress: Called as ``progress(done, total)`` after each batch.
+
+        Returns:
+            ``len(chunks)``: every chunk is embedded once.
+        """
+        self._write(self._collection.upsert, chunks, batch_size, progress)
+        return len(chunks)
+
+    def _write(
+        self,
+        write: Callable[..., Any],
+        chunks: Sequence[KnowledgeChunk],
+        batch_size: int | None,
+        progress: Progress | None,
+    ) -> None:
         if not chunks:
             return
-        vectors = self.embedder.embed_documents([c.text for c in chunks])
-        self._collection.add(
-            ids=[c.id for c in chunks],
-            documents=[c.text for c in chunks],
-            metadatas=[dict(c.metadata) for c in chunks],
-            embeddings=list(vectors),
-        )
+        size = max(1, min(batch_size or DEFAULT_BATCH_SIZE, self.client.get_max_batch_size()))
+        # Similar lengths in one batch keep the embedder's padding small; order is irrelevant.
+        ordered = sorted(chunks, key=lambda c: len(c.text))
+        for start in range(0, len(ordered), size):
+            batch = ordered[start : start + size]
+            vectors = self.embedder.embed_documents([c.text for c in batch])
+            write(
+                ids=[c.id for c in batch],
+                documents=[c.text for c in batch],
+                metadatas=[dict(c.metadata) for c in batch],
+                embeddings=list(vectors),
+            )
+            if progress is not None:
+                progress(start + len(batch), len(ordered))
+
+    def update_metadata(self, chunks: Sequence[KnowledgeChunk]) -> None:
+        """Replace the metadata values of stored chunks without embedding them again."""
+        size = self.client.get_max_batch_size()
+        for start in range(0, len(chunks), size):
+            batch = chunks[start : start + size]
+            self._collection.update(
+                ids=[c.id for c in batch], metadatas=[dict(c.metadata) for c in batch]
+            )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove chunks by id (unknown ids are ignored)."""
+        size = self.client.get_max_batch_size()
+        for start in range(0, len(ids), size):
+            self._collection.delete(ids=list(ids[start : start + size]))
+
+    def ids(self) -> list[str]:
+        """The ids of every stored chunk."""
+        return [str(i) for i in self._collection.get(include=[])["ids"]]
+
+    def metadatas(self) -> dict[str, dict[str, Any]]:
+        """Every stored chunk's metadata by id (no documents, no vectors)."""
+        got = self._collection.get(include=["metadatas"])
+        return {
+            str(i): dict(m or {}) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
+        }
 
     def count(self) -> int:
         """Number of stored chunks."""
