@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from app.bench.embed import DEFAULT_MODELS_DIR, DEFAULT_SCIFACT_DIR
+from app.bench.http import add_http_parser
 
 
 def cmd_bench_embed(args: argparse.Namespace) -> int:
@@ -47,8 +48,11 @@ def _add_embed(kinds: Any) -> None:
     embed.set_defaults(handler=cmd_bench_embed)
 
 
-#: One registrar per benchmark; ``retrieve`` and ``http`` join this tuple when they exist.
-REGISTRARS = (_add_embed,)
+#: One registrar per benchmark.
+REGISTRARS = (
+    _add_embed,
+    add_http_parser,
+)
 
 
 def add_bench_parser(subparsers: Any) -> None:
