@@ -111,3 +111,12 @@ def make_settings(state_dir: Path, **overrides: object) -> Settings:
         **overrides,
     }
     return Settings(**values)  # type: ignore[arg-type]
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip with ``reason``, or fail on CI (``CI=true``), where nothing may be missing."""
+    import pytest
+
+    if os.environ.get("CI", "").strip().lower() == "true":
+        pytest.fail(f"CI=true requires it: {reason}")
+    pytest.skip(reason)

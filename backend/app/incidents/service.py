@@ -280,14 +280,18 @@ class IncidentService:
         values = (await self.graph.aget_state(thread_config(incident_id))).values
         if values.get("status") != IncidentStatus.APPROVED.value or not values.get("final_rca"):
             return
-        await asyncio.to_thread(
-            self.history.learn,
-            incident_id,
-            values["incident"],
-            values["final_rca"],
-            values.get("decided_at", ""),
-            values.get("decision", {}).get("reviewer"),
-        )
+        try:
+            await asyncio.to_thread(
+                self.history.learn,
+                incident_id,
+                values["incident"],
+                values["final_rca"],
+                values.get("decided_at", ""),
+                values.get("decision", {}).get("reviewer"),
+            )
+        except Exception:
+            # The decision stands; the history is rebuilt from approvals when it starts empty.
+            logger.exception("could not add incident %s to the history", incident_id)
 
     async def rebuild_history(self) -> int:
         """Learn every approved incident again (an in-memory history starts empty)."""

@@ -10,6 +10,7 @@ and the API shows the matches as ``similar_past_incidents``.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from typing import Any
 
@@ -17,6 +18,7 @@ from app.rag.ingest import KnowledgeChunk
 from app.rag.store import VectorStore
 
 ID_PREFIX = "incident-"
+logger = logging.getLogger(__name__)
 
 
 def history_text(incident: dict[str, Any], rca: dict[str, Any]) -> str:
@@ -82,8 +84,15 @@ class IncidentHistory:
     def search(
         self, query: str, limit: int, exclude_incident: str | None = None
     ) -> list[dict[str, Any]]:
-        """Past incidents at least ``floor``-similar to ``query``, best first."""
-        hits = self.store.query(query, limit + 1)
+        """Past incidents at least ``floor``-similar to ``query``, best first.
+
+        History is context, not a dependency: when its store fails the run goes on without it.
+        """
+        try:
+            hits = self.store.query(query, limit + 1)
+        except Exception:
+            logger.warning("incident history search failed; continuing without it", exc_info=True)
+            return []
         found = []
         for hit in hits:
             if hit.similarity < self.floor or hit.metadata.get("incident_id") == exclude_incident:
