@@ -66,3 +66,21 @@ def test_busy_checkpointer_is_waited_for_not_failed(tmp_path: Path) -> None:
         holder.close()
         assert response.status_code == 201
         assert response.json()["status"] == "awaiting_review"
+
+
+async def test_concurrent_incidents_do_not_lock_the_database(tmp_path: Path) -> None:
+    """Regression: two SQLite connections made concurrent creates fail with "database is locked"."""
+    import asyncio
+
+    import httpx
+
+    from app.main import lifespan
+
+    app = create_app(make_settings(tmp_path))
+    async with lifespan(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            responses = await asyncio.gather(
+                *(client.post("/api/incidents", json=crash_checkout()) for _ in range(16))
+            )
+    assert [r.status_code for r in responses] == [201] * 16

@@ -1,4 +1,10 @@
-"""The embedded backend: one SQLite file for checkpoints, the incident index and the audit trail."""
+"""The embedded backend: one SQLite file for checkpoints, the incident index and the audit trail.
+
+One connection serves both the checkpointer and the incident index. aiosqlite runs every
+statement of a connection on one thread, so within the process writes never contend for the
+file's lock (two connections did, and concurrent incidents then failed with "database is
+locked"). Other processes touching the file are waited for by SQLite's busy timeout.
+"""
 
 from __future__ import annotations
 
@@ -12,23 +18,20 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from app.incidents.repository import SqliteIncidentRepository
 from app.storage.base import StateBackend
 
+BUSY_TIMEOUT_MS = 30_000
+
 
 @asynccontextmanager
 async def open_sqlite_backend(path: Path) -> AsyncIterator[StateBackend]:
-    """Open (and create) the SQLite file; two connections, WAL mode, busy timeout."""
+    """Open (and create) the SQLite file: one connection, WAL mode, a busy timeout."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    async with (
-        aiosqlite.connect(path) as checkpoint_db,
-        aiosqlite.connect(path) as index_db,
-    ):
-        await checkpoint_db.execute("PRAGMA journal_mode=WAL")
-        for connection in (checkpoint_db, index_db):
-            # A busy database is retried by SQLite itself for up to 5 s before failing.
-            await connection.execute("PRAGMA busy_timeout=5000")
-        checkpointer = AsyncSqliteSaver(checkpoint_db)
+    async with aiosqlite.connect(path) as connection:
+        await connection.execute("PRAGMA journal_mode=WAL")
+        await connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        checkpointer = AsyncSqliteSaver(connection)
         await checkpointer.setup()
-        repository = SqliteIncidentRepository(index_db)
+        repository = SqliteIncidentRepository(connection)
         await repository.setup()
         yield StateBackend(
-            name="sqlite", checkpointer=checkpointer, repository=repository, connection=index_db
+            name="sqlite", checkpointer=checkpointer, repository=repository, connection=connection
         )
