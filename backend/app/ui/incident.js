@@ -706,15 +706,17 @@ export class IncidentView {
                       ? "Incident created"
                       : `${event.type}${event.actor ? ` by ${event.actor}` : ""}`;
               const dropped = event.dropped_evidence_ids || [];
+              // The readable field-by-field diff when both versions are there; the server's
+              // unified JSON diff otherwise.
               let diff = null;
-              if (event.diff) {
-                diff = h("pre", { class: "diff" }, typeof event.diff === "string" ? event.diff : JSON.stringify(event.diff, null, 2));
-              } else if (event.edited_rca && event.original_rca) {
+              if (event.edited_rca && event.original_rca) {
                 diff = renderDiff(rcaToLines(event.original_rca), rcaToLines(event.edited_rca), {
                   caption: "Edit against the original draft",
                   beforeLabel: "original",
                   afterLabel: "edited",
                 });
+              } else if (event.diff) {
+                diff = h("pre", { class: "diff" }, String(event.diff));
               }
               return h(
                 "li",
