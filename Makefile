@@ -34,13 +34,14 @@ lint: install ## ruff (lint + format check) and mypy (strict on backend/app)
 smoke: install ## Crash the sample app and run that incident end to end
 	$(BIN)/rca smoke
 
-eval: install ## Full evaluations (domain incidents, SciFact, loghub); slow
-	$(BIN)/rca eval incidents data/eval/incidents.jsonl
+eval: install ## Full evaluations (domain incidents, SciFact, loghub); slow, see docs/architecture/retrieval-evaluation.md
+	$(BIN)/rca eval incidents data/eval/incidents.jsonl --json eval-results/incidents.json
 	$(BIN)/rca eval beir ../shared/datasets/scifact --json eval-results/scifact.json
 	$(BIN)/rca eval beir ../shared/datasets/loghub_template_ir --json eval-results/loghub.json
 
-bench: install ## Speed benchmarks, side by side in one process
-	$(BIN)/rca bench embed
+bench: install ## Speed benchmarks, side by side in one process (embeddings; HTTP load on 127.0.0.1)
+	$(BIN)/rca bench embed --json bench-results/embed.json
+	$(BIN)/rca bench http --json bench-results/http.json
 
 screenshots: install ## Save reviewer UI screenshots to docs/architecture/img/ (needs chromium)
 	$(BIN)/python scripts/screenshots.py

@@ -20,6 +20,7 @@ from app.bench.embed import (
     stock_function_class,
     stock_unavailable,
     time_calls,
+    time_passes,
 )
 from app.cli import main
 from app.rag.embedding import default_embedder, default_model_path
@@ -29,11 +30,30 @@ TIMING_KEYS = {"runs", "median_ms", "p95_ms"}
 PASS_KEYS = {"docs", "seconds", "docs_per_s"}
 
 
-def test_time_calls_counts_runs_after_warmup() -> None:
-    calls: list[int] = []
-    timing = time_calls(calls.append, runs=5, warmup=2)
-    assert calls == [0, 1, 0, 1, 2, 3, 4]
-    assert timing.runs == 5 and 0 <= timing.median_ms <= timing.p95_ms
+def test_time_calls_interleaves_and_rotates() -> None:
+    calls: list[tuple[str, int]] = []
+    timings = time_calls(
+        {"a": lambda i: calls.append(("a", i)), "b": lambda i: calls.append(("b", i))},
+        runs=3,
+        warmup=1,
+    )
+    # One warm-up round, then three rounds; who goes first rotates.
+    assert calls == [("a", 0), ("b", 0), ("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2)]
+    assert set(timings) == {"a", "b"}
+    assert all(t.runs == 3 and 0 <= t.median_ms <= t.p95_ms for t in timings.values())
+
+
+def test_time_passes_embeds_every_text_once_per_embedder() -> None:
+    seen: dict[str, list[str]] = {"a": [], "b": []}
+    texts = [f"t{i}" for i in range(7)]
+    passes = time_passes(
+        {"a": seen["a"].extend, "b": seen["b"].extend},
+        texts,
+        chunk=3,
+    )
+    # Two warm-up texts, then every text exactly once, in order.
+    assert seen["a"] == seen["b"] == texts[:2] + texts
+    assert all(p.docs == 7 and p.docs_per_s > 0 for p in passes.values())
 
 
 def test_knowledge_docs_repeat_the_entries() -> None:

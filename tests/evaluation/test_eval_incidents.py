@@ -210,5 +210,9 @@ def test_real_run_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert report["counts"] == {"n": 3, "in_domain": 2, "out_of_domain": 1}
     assert "ALL" in capsys.readouterr().out
 
-    assert main(["eval", "incidents", str(cases), "--min-hit1", "1.01"]) == 1
+    dense = ["eval", "incidents", str(cases), "--analyzer", "dense", "--json", str(out)]
+    assert main([*dense, "--min-hit1", "1.01"]) == 1
     assert "FAIL: hit@1" in capsys.readouterr().err
+    baseline = json.loads(out.read_text())
+    assert baseline["analyzer"]["name"] == "dense+floor"
+    assert baseline["cases"][0]["got"] == "CO-500"

@@ -21,8 +21,8 @@ import platform
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -82,45 +82,80 @@ class Throughput:
     docs_per_s: float
 
 
-def time_calls(call: Callable[[int], object], runs: int, warmup: int = 3) -> Timing:
-    """Time ``call(i)`` for ``i`` in ``range(runs)`` after a few untimed warm-up calls.
+def _rotated(names: Sequence[str], round_index: int) -> list[str]:
+    shift = round_index % len(names)
+    return [*names[shift:], *names[:shift]]
+
+
+def time_calls(
+    calls: Mapping[str, Callable[[int], object]], runs: int, warmup: int = 3
+) -> dict[str, Timing]:
+    """Time several operations side by side: each run calls every one of them once.
+
+    Interleaving (and rotating who goes first) exposes every contender to the same machine
+    load; timing them one after another would let a busy minute favour whoever ran later.
 
     Args:
-        call: The operation; receives the run index (to pick an input).
-        runs: Timed calls.
-        warmup: Untimed calls first (session start-up, allocator growth).
+        calls: Name to operation; each receives the run index (to pick an input).
+        runs: Timed calls of each operation.
+        warmup: Untimed rounds first (session start-up, allocator growth).
 
     Returns:
-        Median and 95th percentile in milliseconds.
+        Name to median and 95th percentile in milliseconds.
     """
+    names = list(calls)
     for i in range(warmup):
-        call(i)
-    samples: list[float] = []
+        for name in names:
+            calls[name](i)
+    samples: dict[str, list[float]] = {name: [] for name in names}
     for i in range(runs):
-        started = time.perf_counter()
-        call(i)
-        samples.append((time.perf_counter() - started) * 1000)
-    return Timing(
-        runs=runs,
-        median_ms=round(statistics.median(samples), 3),
-        p95_ms=round(float(np.percentile(samples, 95)), 3),
-    )
+        for name in _rotated(names, i):
+            started = time.perf_counter()
+            calls[name](i)
+            samples[name].append((time.perf_counter() - started) * 1000)
+    return {
+        name: Timing(
+            runs=runs,
+            median_ms=round(statistics.median(values), 3),
+            p95_ms=round(float(np.percentile(values, 95)), 3),
+        )
+        for name, values in samples.items()
+        if values
+    }
 
 
-def time_pass(embed: Callable[[list[str]], object], texts: list[str]) -> Throughput:
-    """Embed ``texts`` once and report documents per second.
+def time_passes(
+    embedders: Mapping[str, Callable[[list[str]], object]],
+    texts: list[str],
+    chunk: int = 5 * BATCH_SIZE,
+) -> dict[str, Throughput]:
+    """Documents per second of several embedders over the same texts, interleaved by chunk.
+
+    Each chunk of ``chunk`` texts (whole batches) is embedded by every embedder in turn, so
+    they share the machine's load; an embedder that sorts by length sorts within the chunk.
 
     Args:
-        embed: Embeds a list of texts.
+        embedders: Name to a function embedding a list of texts.
         texts: The documents.
+        chunk: Texts per round.
 
     Returns:
-        The throughput.
+        Name to throughput over all of ``texts``.
     """
-    started = time.perf_counter()
-    embed(texts)
-    seconds = time.perf_counter() - started
-    return Throughput(len(texts), round(seconds, 3), round(len(texts) / seconds, 2))
+    names = list(embedders)
+    for name in names:
+        embedders[name](texts[:2])
+    seconds = dict.fromkeys(names, 0.0)
+    for round_index, offset in enumerate(range(0, len(texts), chunk)):
+        part = texts[offset : offset + chunk]
+        for name in _rotated(names, round_index):
+            started = time.perf_counter()
+            embedders[name](part)
+            seconds[name] += time.perf_counter() - started
+    return {
+        name: Throughput(len(texts), round(total, 3), round(len(texts) / max(total, 1e-9), 2))
+        for name, total in seconds.items()
+    }
 
 
 class BareSession:
@@ -259,7 +294,7 @@ def _agreement(a: Vectors, b: Vectors) -> dict[str, float]:
 def run_embed_bench(
     runs: int = 100,
     kb_docs: int = 500,
-    scifact_count: int = 1000,
+    scifact_count: int = 200,
     models_dir: Path = DEFAULT_MODELS_DIR,
     scifact_dir: Path = DEFAULT_SCIFACT_DIR,
     knowledge_path: Path = DEFAULT_KNOWLEDGE_PATH,
@@ -287,10 +322,9 @@ def run_embed_bench(
     ours = MiniLmEmbedder(model_path=model_path)
     bare = BareSession(model_path)
     queries = list(QUERIES)
+    n = len(queries)
     prepared = [bare.tokenize([q]) for q in queries]
     skipped: dict[str, str] = {}
-    per_query: dict[str, dict[str, Any]] = {}
-    docs_per_s: dict[str, dict[str, Any]] = {}
     agreement: dict[str, dict[str, float]] = {}
 
     corpora: dict[str, list[str]] = {"kb": knowledge_docs(knowledge_path, kb_docs)}
@@ -301,41 +335,39 @@ def run_embed_bench(
             skipped["scifact"] = f"SciFact skipped: {scifact_dir / 'corpus.jsonl'} not found"
             log(skipped["scifact"])
 
-    n = len(queries)
-    log(f"per query: ours, bare ({runs} runs each)")
-    per_query["ours"] = asdict(time_calls(lambda i: ours.embed_query(queries[i % n]), runs, warmup))
-    per_query["bare"] = asdict(time_calls(lambda i: bare.run(prepared[i % n]), runs, warmup))
+    query_calls: dict[str, Callable[[int], object]] = {
+        "ours": lambda i: ours.embed_query(queries[i % n]),
+        "bare": lambda i: bare.run(prepared[i % n]),
+    }
+    doc_embedders: dict[str, Callable[[list[str]], object]] = {
+        "ours": ours.embed_documents,
+        "bare": bare.embed,
+    }
     ours_vectors = np.stack([ours.embed_query(q) for q in queries])
     agreement["bare_vs_ours"] = _agreement(
         np.concatenate([bare.run(p) for p in prepared]), ours_vectors
     )
-    for name, texts in corpora.items():
-        log(f"docs/s on {name} ({len(texts)} docs): ours, bare")
-        docs_per_s[name] = {
-            "docs": len(texts),
-            "ours": asdict(time_pass(ours.embed_documents, texts)),
-            "bare": asdict(time_pass(bare.embed, texts)),
-        }
-
-    reason = stock_unavailable(models_dir)
-    if reason:
-        skipped["stock"] = reason
-        log(reason)
-    else:
-        with stock_function_class(models_dir, model_path) as stock_class:
-            log(f"per query: stock, new instance per call as Chroma's default does ({runs} runs)")
-            per_query["stock_new_instance"] = asdict(
-                time_calls(lambda i: stock_class()([queries[i % n]]), runs, warmup)
-            )
+    with ExitStack() as stack:
+        reason = stock_unavailable(models_dir)
+        if reason:
+            skipped["stock"] = reason
+            log(reason)
+        else:
+            stock_class = stack.enter_context(stock_function_class(models_dir, model_path))
             reused = stock_class()
-            log(f"per query: stock, instance reused ({runs} runs)")
-            per_query["stock_reused"] = asdict(
-                time_calls(lambda i: reused([queries[i % n]]), runs, warmup)
-            )
+            # Chroma's DefaultEmbeddingFunction builds a new instance (new session) per call.
+            query_calls["stock_new_instance"] = lambda i: stock_class()([queries[i % n]])
+            query_calls["stock_reused"] = lambda i: reused([queries[i % n]])
+            doc_embedders["stock_reused"] = reused
             agreement["stock_vs_ours"] = _agreement(np.stack(reused(queries)), ours_vectors)
-            for name, texts in corpora.items():
-                log(f"docs/s on {name} ({len(texts)} docs): stock, instance reused")
-                docs_per_s[name]["stock_reused"] = asdict(time_pass(reused, texts))
+
+        log(f"per query, interleaved: {', '.join(query_calls)} ({runs} runs each)")
+        per_query = {k: asdict(v) for k, v in time_calls(query_calls, runs, warmup).items()}
+        docs_per_s: dict[str, dict[str, Any]] = {}
+        for name, texts in corpora.items():
+            log(f"docs/s on {name} ({len(texts)} docs), interleaved: {', '.join(doc_embedders)}")
+            passes = time_passes(doc_embedders, texts)
+            docs_per_s[name] = {"docs": len(texts), **{k: asdict(v) for k, v in passes.items()}}
 
     return {
         "machine": {
