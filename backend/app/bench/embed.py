@@ -34,6 +34,7 @@ from tokenizers import Tokenizer
 
 from app.core.config import PROJECT_ROOT
 from app.rag.embedding import (
+    DEFAULT_BATCH_SIZE,
     MAX_TOKENS,
     TOKENIZER_PATH,
     MiniLmEmbedder,
@@ -47,7 +48,8 @@ DEFAULT_SCIFACT_DIR = PROJECT_ROOT.parent / "shared" / "datasets" / "scifact"
 DEFAULT_KNOWLEDGE_PATH = PROJECT_ROOT / "data" / "knowledge" / "error_docs.txt"
 #: Chroma's stock function expects these beside ``model.onnx``; only tokenizer.json is vendored.
 STOCK_SIDE_FILES = ("config.json", "special_tokens_map.json", "tokenizer_config.json", "vocab.txt")
-BATCH_SIZE = 32
+#: Ours and the bare session use the same batch size; the stock function batches 32 itself.
+BATCH_SIZE = DEFAULT_BATCH_SIZE
 
 #: Short, incident-like queries, cycled through the timed runs.
 QUERIES = (
