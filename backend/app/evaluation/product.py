@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from functools import partial
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -48,7 +47,7 @@ class GraphAnalyzer:
         name = f"eval-{uuid.uuid4().hex[:10]}"
         self.knowledge = build_knowledge_base(settings, embedder, collection_name=name)
         self.engine = build_retrieval_engine(settings, self.knowledge)
-        build_query = partial(enriched_incident_query) if parse_evidence else incident_query
+        build_query = enriched_incident_query if parse_evidence else incident_query
         deps = GraphDeps(
             retriever=self.engine,
             generator=build_generator(settings),
