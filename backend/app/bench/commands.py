@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from app.bench.embed import DEFAULT_MODELS_DIR, DEFAULT_SCIFACT_DIR
 from app.bench.http import add_http_parser
+from app.core.reports import write_json_report
 
 
 def cmd_bench_embed(args: argparse.Namespace) -> int:
@@ -24,11 +24,7 @@ def cmd_bench_embed(args: argparse.Namespace) -> int:
         warmup=args.warmup,
     )
     print(format_embed_bench(result))
-    if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {out}")
+    write_json_report(args.json, result)
     return 0
 
 

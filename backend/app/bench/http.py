@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 
 from app.core.config import PROJECT_ROOT
+from app.core.reports import write_json_report
 
 EVAL_CASES = PROJECT_ROOT / "data" / "eval" / "incidents.jsonl"
 
@@ -195,11 +196,7 @@ def cmd_bench_http(args: Any) -> int:
     levels = tuple(int(v) for v in args.concurrency.split(","))
     result = run_http_bench(levels, args.requests, args.max_seconds)
     print(format_http_bench(result))
-    if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {out}")
+    write_json_report(args.json, result)
     errors = sum(row["errors"] for row in result["rows"])
     return 1 if errors else 0
 

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from app.core.config import get_settings
+from app.core.reports import write_json_report
 
 METRIC_COLUMNS = ("ndcg@10", "mrr@10", "recall@100", "hit@1", "hit@5")
-
-
-def _write_json(path: str | None, payload: dict[str, Any]) -> None:
-    if not path:
-        return
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {out}")
 
 
 def cmd_eval_incidents(args: argparse.Namespace) -> int:
@@ -76,7 +67,7 @@ def cmd_eval_incidents(args: argparse.Namespace) -> int:
         if key in report:
             value = report[key]
             print(f"{key:<24}{value:.3f}" if isinstance(value, float) else f"{key:<24}{value}")
-    _write_json(args.json, report)
+    write_json_report(args.json, report)
     failures = unmet_thresholds(report, args.min_hit1, args.min_mrr, args.min_abstain_f1)
     for failure in failures:
         print(f"FAIL: {failure}", file=sys.stderr)
@@ -115,7 +106,7 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     result = evaluate_beir(dataset, modes, default_embedder, cache_dir, rrf_k=args.rrf_k)
     print(format_beir(result))
-    _write_json(args.json, result)
+    write_json_report(args.json, result)
     return 0
 
 

@@ -23,12 +23,9 @@ from app.evaluation.incidents import (
     IncidentAnalyzer,
     IncidentCase,
     evaluate_incidents,
+    ratio,
 )
 from app.rca.grounding import CitationChecker, Support
-
-
-def _ratio(numerator: float, denominator: float) -> float | None:
-    return numerator / denominator if denominator else None
 
 
 def checker_scores(
@@ -46,8 +43,8 @@ def checker_scores(
         fn += actual and not predicted
         tn += not predicted and not actual
     return {
-        "checker_precision": _ratio(tp, tp + fp),
-        "checker_recall": _ratio(tp, tp + fn),
+        "checker_precision": ratio(tp, tp + fp),
+        "checker_recall": ratio(tp, tp + fn),
         "checker_pairs": len(rows),
         "checker_confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn},
     }
@@ -79,13 +76,13 @@ def grounding_metrics(results: Sequence[tuple[IncidentCase, Analysis]]) -> dict[
         correct += right
         correct_high += right and high
     return {
-        "citation_precision": _ratio(supported, cited),
+        "citation_precision": ratio(supported, cited),
         "citations": cited,
         "unsupported_claims": unsupported_claims,
-        "unsupported_claim_rate": _ratio(unsupported_claims, claims),
+        "unsupported_claim_rate": ratio(unsupported_claims, claims),
         "whitelist_drops": drops,
-        "false_confidence_rate": _ratio(high_wrong, in_domain),
-        "high_band_coverage": _ratio(correct_high, correct),
+        "false_confidence_rate": ratio(high_wrong, in_domain),
+        "high_band_coverage": ratio(correct_high, correct),
     }
 
 

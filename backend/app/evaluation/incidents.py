@@ -245,7 +245,8 @@ class CaseResult:
         return self.ranked[0][0] if self.ranked else None
 
 
-def _ratio(numerator: float, denominator: int) -> float | None:
+def ratio(numerator: float, denominator: float) -> float | None:
+    """``numerator / denominator``, or None when the denominator is 0 (metric undefined)."""
     return numerator / denominator if denominator else None
 
 
@@ -267,13 +268,13 @@ def summarise(results: Sequence[CaseResult]) -> dict[str, Any]:
         "n": len(results),
         "in_domain": len(inside),
         "out_of_domain": len(results) - len(inside),
-        "hit@1": _ratio(sum(r.hit(1) for r in inside), len(inside)),
-        "hit@3": _ratio(sum(r.hit(3) for r in inside), len(inside)),
-        "hit@5": _ratio(sum(r.hit(5) for r in inside), len(inside)),
-        "mrr": _ratio(sum(r.reciprocal_rank for r in inside), len(inside)),
-        "abstain_precision": _ratio(tp, tp + fp),
-        "abstain_recall": _ratio(tp, tp + fn),
-        "abstain_f1": _ratio(2 * tp, 2 * tp + fp + fn),
+        "hit@1": ratio(sum(r.hit(1) for r in inside), len(inside)),
+        "hit@3": ratio(sum(r.hit(3) for r in inside), len(inside)),
+        "hit@5": ratio(sum(r.hit(5) for r in inside), len(inside)),
+        "mrr": ratio(sum(r.reciprocal_rank for r in inside), len(inside)),
+        "abstain_precision": ratio(tp, tp + fp),
+        "abstain_recall": ratio(tp, tp + fn),
+        "abstain_f1": ratio(2 * tp, 2 * tp + fp + fn),
     }
 
 
@@ -291,10 +292,10 @@ def ranking_only(results: Sequence[CaseResult]) -> dict[str, float | None]:
     inside = [r for r in results if r.in_domain]
     ranks = [r.rank for r in inside]
     return {
-        "hit@1": _ratio(sum(1 for x in ranks if x is not None and x <= 1), len(inside)),
-        "hit@3": _ratio(sum(1 for x in ranks if x is not None and x <= 3), len(inside)),
-        "hit@5": _ratio(sum(1 for x in ranks if x is not None and x <= 5), len(inside)),
-        "mrr": _ratio(sum(1.0 / x for x in ranks if x is not None), len(inside)),
+        "hit@1": ratio(sum(1 for x in ranks if x is not None and x <= 1), len(inside)),
+        "hit@3": ratio(sum(1 for x in ranks if x is not None and x <= 3), len(inside)),
+        "hit@5": ratio(sum(1 for x in ranks if x is not None and x <= 5), len(inside)),
+        "mrr": ratio(sum(1.0 / x for x in ranks if x is not None), len(inside)),
     }
 
 
