@@ -29,6 +29,9 @@ from app.runtime import open_runtime
 
 logger = logging.getLogger(__name__)
 
+#: Seconds between rounds of the notification dispatcher (retries, messages left by a crash).
+DISPATCH_INTERVAL_SECONDS = 2.0
+
 
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
     """The one error envelope."""
@@ -80,18 +83,22 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.incidents = runtime.incidents
         app.state.retrieval = runtime.retriever
         app.state.fingerprints = runtime.fingerprints
-        reminders = (
-            asyncio.create_task(runtime.notifier.run_reminders(runtime.incidents, 60))
-            if runtime.notifier
-            else None
+        notifier = runtime.notifier
+        loops = (
+            [
+                asyncio.create_task(notifier.run_dispatcher(DISPATCH_INTERVAL_SECONDS)),
+                asyncio.create_task(notifier.run_reminders(runtime.incidents, 60)),
+            ]
+            if notifier
+            else []
         )
         try:
             yield
         finally:
-            if reminders is not None:
-                reminders.cancel()
+            for loop in loops:
+                loop.cancel()
                 with suppress(asyncio.CancelledError):
-                    await reminders
+                    await loop
 
 
 def keyring_from_settings(settings: Settings) -> KeyRing | None:

@@ -1,7 +1,8 @@
 """Everything a running service holds, built once: used by the API lifespan and the CLI.
 
 ``open_runtime(settings)`` verifies the model, ingests the knowledge base, opens the SQLite
-checkpointer and incident index, compiles the graph and finishes runs a crash interrupted.
+checkpointer, incident index, alert fingerprints and notification outbox, compiles the graph and
+finishes runs a crash interrupted.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from app.storage.sqlite import open_sqlite_backend
 
 logger = logging.getLogger(__name__)
 
+SHUTDOWN_DRAIN_SECONDS = 5.0
+
 
 @dataclass
 class Runtime:
@@ -46,7 +49,7 @@ class Runtime:
     retriever: RetrievalEngine
     incidents: IncidentService
     backend: StateBackend
-    fingerprints: FingerprintStore | None = None
+    fingerprints: FingerprintStore
     notifier: WebhookNotifier | None = None
     checkpointer_open: bool = True
 
@@ -98,8 +101,8 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         floor=settings.score_floor,
     )
     intake = intake_settings(settings)
-    notifier = build_notifier(intake)
     async with open_state_backend(settings) as backend:
+        notifier = build_notifier(intake, backend.outbox)
         deps = GraphDeps(
             retriever=retriever,
             generator=build_generator(settings),
@@ -117,9 +120,6 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             redactor=Redactor(settings.redaction_patterns),
             history=history,
         )
-        fingerprints = FingerprintStore(backend.connection) if backend.name == "sqlite" else None
-        if fingerprints is not None:
-            await fingerprints.setup()
         if history.count() == 0:
             learned = await service.rebuild_history()
             if learned:
@@ -128,12 +128,20 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         if recovered:
             logger.info("recovered %d interrupted incident run(s)", recovered)
         runtime = Runtime(
-            settings, embedder, knowledge, retriever, service, backend, fingerprints, notifier
+            settings,
+            embedder,
+            knowledge,
+            retriever,
+            service,
+            backend,
+            fingerprints=backend.fingerprints,
+            notifier=notifier,
         )
         try:
             yield runtime
         finally:
             runtime.checkpointer_open = False
             if notifier is not None:
-                await notifier.drain()
+                # Bounded: whatever is still pending stays in the outbox for the next start.
+                await notifier.drain(timeout=SHUTDOWN_DRAIN_SECONDS)
             retriever.close()

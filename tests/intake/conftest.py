@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.intake.intake_support import Receiver, wire_intake
+from tests.intake.intake_support import Receiver
 from tests.support import unique_name
 
 from app.core.config import Settings
@@ -22,7 +22,7 @@ def intake_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClie
         auth="off",
         _env_file=None,  # type: ignore[call-arg]
     )
-    with TestClient(wire_intake(create_app(settings), settings)) as client:
+    with TestClient(create_app(settings)) as client:
         yield client
 
 

@@ -1,23 +1,13 @@
-"""Helpers for the intake tests: a recording webhook receiver, app wiring, payload builders."""
+"""Helpers for the intake tests: a recording webhook receiver and payload builders."""
 
 from __future__ import annotations
 
 import json
 import threading
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import aiosqlite
-from fastapi import FastAPI
-
-from app.api.routes import intake
-from app.core.config import Settings
-from app.incidents.service import IncidentObserver
-from app.intake.fingerprints import FingerprintStore
 
 
 @dataclass
@@ -96,38 +86,6 @@ class Receiver:
         self._released.set()
         self._httpd.shutdown()
         self._httpd.server_close()
-
-
-def has_intake_routes(app: FastAPI) -> bool:
-    """Whether the lead has already included the intake router."""
-    return any(str(getattr(r, "path", "")).startswith("/api/intake") for r in app.routes)
-
-
-def wire_intake(
-    app: FastAPI, settings: Settings, observers: list[IncidentObserver] | None = None
-) -> FastAPI:
-    """Add what the lead wires in runtime/main if it is not there yet (router, fingerprints)."""
-    if not has_intake_routes(app):
-        app.include_router(intake.router)
-    original = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(app_: FastAPI) -> AsyncIterator[Any]:
-        async with original(app_) as state:
-            for observer in observers or []:
-                app_.state.incidents.observers.append(observer)
-            if getattr(app_.state, "fingerprints", None) is not None:
-                yield state
-                return
-            async with aiosqlite.connect(settings.checkpoint_db_path) as db:
-                await db.execute("PRAGMA busy_timeout=5000")
-                store = FingerprintStore(db)
-                await store.setup()
-                app_.state.fingerprints = store
-                yield state
-
-    app.router.lifespan_context = lifespan
-    return app
 
 
 def alert(

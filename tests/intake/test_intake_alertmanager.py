@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from tests.intake.intake_support import alert, notification, wire_intake
+from tests.intake.intake_support import alert, notification
 from tests.support import unique_name
 
 from app.core.config import Settings
@@ -204,7 +204,7 @@ def test_the_webhook_needs_a_submitter_key_when_auth_is_on(tmp_path: Path) -> No
         api_keys=SecretStr("submitter:alertmanager-key-0123456789:alertmanager"),
         _env_file=None,  # type: ignore[call-arg]
     )
-    with TestClient(wire_intake(create_app(settings), settings)) as client:
+    with TestClient(create_app(settings)) as client:
         body = notification(alert())
         assert client.post(URL, json=body).status_code == 401
         wrong = client.post(URL, json=body, headers={"Authorization": "Bearer nope-nope-nope"})

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.intake.intake_support import Receiver, alert, notification, wire_intake
+from pydantic import SecretStr
+from tests.intake.intake_support import Receiver, alert, notification
 from tests.support import unique_name
 
 from app.core.config import Settings
@@ -19,21 +20,25 @@ UI = "http://127.0.0.1:8000"
 
 
 @pytest.fixture
-def notifier(receiver: Receiver) -> WebhookNotifier:
-    return WebhookNotifier(receiver.url, UI, timeout=5.0, retries=2, backoff_seconds=0.01)
-
-
-@pytest.fixture
-def app_client(tmp_path: Path, notifier: WebhookNotifier) -> Iterator[TestClient]:
+def app_client(tmp_path: Path, receiver: Receiver) -> Iterator[TestClient]:
     settings = Settings(
         state_dir=tmp_path / "state",
         collection_name=unique_name("kb"),
         auth="off",
+        notify_webhook_url=SecretStr(receiver.url),
+        ui_base_url=UI,
         _env_file=None,  # type: ignore[call-arg]
     )
-    app = wire_intake(create_app(settings), settings, observers=[notifier])
-    with TestClient(app) as client:
+    with TestClient(create_app(settings)) as client:
         yield client
+
+
+@pytest.fixture
+def notifier(app_client: TestClient) -> WebhookNotifier:
+    """The notifier the runtime built from the settings, over the backend's outbox."""
+    built: WebhookNotifier | None = app_client.app.state.runtime.notifier  # type: ignore[attr-defined]
+    assert built is not None
+    return built
 
 
 def test_payment_alert_to_review_to_decision(

@@ -8,11 +8,12 @@ because CI machines run both services.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,6 +26,7 @@ from tests.shared_data import on_ci
 from app.incidents.repository import IncidentRepository, SqliteIncidentRepository
 from app.storage.base import StateBackend
 from app.storage.postgres import open_postgres_backend
+from app.storage.sqlite import open_sqlite_backend
 
 ADMIN_URL = os.environ.get("RCA_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("RCA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -100,6 +102,29 @@ async def pg_backend(postgres_url: str) -> AsyncIterator[StateBackend]:
     """The PostgreSQL backend, opened on a fresh database."""
     async with open_postgres_backend(postgres_url, max_size=4) as backend:
         yield backend
+
+
+@pytest.fixture
+async def two_workers(postgres_url: str) -> AsyncIterator[tuple[StateBackend, StateBackend]]:
+    """Two backends on one fresh database, opened concurrently, as two workers starting."""
+    async with AsyncExitStack() as stack:
+        first, second = await asyncio.gather(
+            stack.enter_async_context(open_postgres_backend(postgres_url, max_size=4)),
+            stack.enter_async_context(open_postgres_backend(postgres_url, max_size=4)),
+        )
+        yield first, second
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def state(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StateBackend]:
+    """Each state backend, empty, for the contract tests of what they share."""
+    if request.param == "sqlite":
+        async with open_sqlite_backend(tmp_path / "rca.sqlite") as sqlite:
+            yield sqlite
+        return
+    with fresh_database() as url:
+        async with open_postgres_backend(url, max_size=4) as postgres:
+            yield postgres
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from typing import Any
 
 import psycopg
@@ -53,17 +51,6 @@ def tables(url: str) -> set[tuple[str, str]]:
     return {(schema, name) for schema, name in found}
 
 
-@pytest.fixture
-async def two_workers(postgres_url: str) -> AsyncIterator[tuple[StateBackend, StateBackend]]:
-    """Two backends on one fresh database, opened concurrently, as two workers starting."""
-    async with AsyncExitStack() as stack:
-        first, second = await asyncio.gather(
-            stack.enter_async_context(open_postgres_backend(postgres_url, max_size=4)),
-            stack.enter_async_context(open_postgres_backend(postgres_url, max_size=4)),
-        )
-        yield first, second
-
-
 async def test_workers_starting_together_create_the_tables_once(
     two_workers: tuple[StateBackend, StateBackend], postgres_url: str
 ) -> None:
@@ -73,6 +60,7 @@ async def test_workers_starting_together_create_the_tables_once(
     await first.ping()
     created = tables(postgres_url)
     assert {("public", "incidents"), ("public", "audit_events")} <= created
+    assert {("public", "alert_fingerprints"), ("public", "notification_outbox")} <= created
     assert {("public", "checkpoints"), ("public", "checkpoint_writes")} <= created
     # Reopening an existing database migrates nothing and changes nothing.
     async with open_postgres_backend(postgres_url, max_size=2):
@@ -113,7 +101,7 @@ async def test_a_dead_workers_leases_are_free_at_once(
     first, second = (postgres_repository(b) for b in two_workers)
     async with first.lease("i-1") as owned:
         assert owned
-        session = await first._lease_session()
+        session = await first._locks.session()
         # What a SIGKILL of the worker looks like to the server: its session goes away.
         async with two_workers[1].connection.connection() as conn:
             # With a timeout (PostgreSQL 14+) the call returns once the session has exited.

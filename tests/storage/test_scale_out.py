@@ -1,14 +1,20 @@
-"""Two uvicorn workers on one PostgreSQL: shared state, exactly-once decisions, crash safety."""
+"""Two uvicorn workers on one PostgreSQL: shared state, exactly-once decisions, crash safety.
+
+Both workers also notify one webhook receiver and take Alertmanager posts, so the shared alert
+fingerprints and the shared notification outbox are exercised across processes too.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from tests.intake.intake_support import Receiver, alert, notification
 from tests.storage.cluster import Cluster
 
 from app.sample_app import crash_checkout
@@ -17,8 +23,21 @@ TIMEOUT = 120.0
 
 
 @pytest.fixture(scope="module")
+def receiver() -> Iterator[Receiver]:
+    """The webhook both workers notify."""
+    server = Receiver()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
 def cluster(
-    tmp_path_factory: pytest.TempPathFactory, module_postgres_url: str, redis_url: str
+    tmp_path_factory: pytest.TempPathFactory,
+    module_postgres_url: str,
+    redis_url: str,
+    receiver: Receiver,
 ) -> Iterator[Cluster]:
     """Workers A and B, started once for the module, with rate limits out of the way."""
     workers = Cluster(
@@ -26,6 +45,7 @@ def cluster(
         module_postgres_url,
         redis_url,
         RCA_RATE_LIMIT_PER_MINUTE="100000",
+        RCA_NOTIFY_WEBHOOK_URL=receiver.url,
     )
     try:
         yield workers.start()
@@ -126,3 +146,53 @@ def test_a_pending_review_survives_a_killed_worker(cluster: Cluster) -> None:
     ready = httpx.get(f"{restarted.base_url}/ready", headers=cluster.auth(), timeout=TIMEOUT)
     assert ready.status_code == 200, ready.text
     assert ready.json()["components"]["database"] == {"ok": True}
+
+
+def messages_about(receiver: Receiver, incident_id: str, settle: float = 3.0) -> list[str]:
+    """Texts received about one incident, once nothing new has arrived for ``settle`` s.
+
+    The settling time outlasts the dispatcher's interval, so a duplicate would have come.
+    """
+    seen = -1
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        count = len(receiver.bodies())
+        if count == seen:
+            break
+        seen = count
+        time.sleep(settle)
+    return [b["text"] for b in receiver.bodies() if f"/#/incidents/{incident_id}" in b["text"]]
+
+
+async def test_one_alert_posted_to_both_workers_at_once_opens_one_incident(
+    cluster: Cluster, receiver: Receiver
+) -> None:
+    body = notification(alert(alertname="PaymentProviderSlow", labels={"service": "checkout"}))
+    async with httpx.AsyncClient(timeout=TIMEOUT) as client:
+
+        async def post(base_url: str) -> dict[str, Any]:
+            response = await client.post(
+                f"{base_url}/api/intake/alertmanager", json=body, headers=cluster.auth()
+            )
+            assert response.status_code == 202, f"{response.text}\n{cluster.logs()}"
+            answer: dict[str, Any] = response.json()
+            return answer
+
+        answers = await asyncio.gather(
+            *(post(w.base_url) for w in (cluster.a, cluster.b, cluster.a, cluster.b))
+        )
+    created = [i for a in answers for i in a["incident_ids"]]
+    assert len(created) == 1, answers
+    assert sum(a["deduplicated"] for a in answers) == 3
+    texts = await asyncio.to_thread(messages_about, receiver, created[0])
+    assert [t.split(":")[0] for t in texts] == ["RCA ready for review"], texts
+
+
+def test_each_milestone_is_notified_once_with_two_dispatchers(
+    cluster: Cluster, receiver: Receiver
+) -> None:
+    incident_id = create(cluster, cluster.a.base_url)["id"]
+    assert decide(cluster, cluster.b.base_url, incident_id, who="bob").status_code == 200
+    texts = messages_about(receiver, incident_id)
+    headlines = sorted(t.split(":")[0] for t in texts)
+    assert headlines == ["RCA approved by bob", "RCA ready for review"], texts

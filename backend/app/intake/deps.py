@@ -7,26 +7,20 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from app.api.deps import IncidentServiceDep
-from app.core.errors import NotReady
 from app.intake.alertmanager import AlertIntake
 from app.intake.fingerprints import FingerprintStore
 
 
 def get_fingerprint_store(request: Request) -> FingerprintStore:
-    """The alert fingerprint table the lifespan opened.
+    """The alert fingerprint table of the state backend the lifespan opened.
 
     Args:
         request: The current request.
 
     Returns:
         The store.
-
-    Raises:
-        NotReady: The lifespan did not set one up.
     """
-    store: FingerprintStore | None = getattr(request.app.state, "fingerprints", None)
-    if store is None:
-        raise NotReady("alert intake is not set up")
+    store: FingerprintStore = request.app.state.fingerprints
     return store
 
 

@@ -2,7 +2,9 @@
 
 Alertmanager re-sends every alert of a group on each group change and every
 ``repeat_interval``; the fingerprint (a hash of the alert's labels) identifies one alert across
-those notifications. The table lives in the same SQLite file as the incident index.
+those notifications. The table lives in the state backend's database: the SQLite file beside the
+incident index here, or the shared PostgreSQL database (``app.storage.postgres``), where the
+per-fingerprint lock also spans workers.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import aiosqlite
 
@@ -78,15 +81,63 @@ class FingerprintLocks:
                 del self._users[fingerprint], self._locks[fingerprint]
 
 
-class FingerprintStore:
-    """The ``alert_fingerprints`` table over one aiosqlite connection."""
+class FingerprintStore(Protocol):
+    """The ``alert_fingerprints`` table of one state backend."""
+
+    def hold(self, fingerprint: str) -> AbstractAsyncContextManager[None]:
+        """Serialise work on one fingerprint across everyone sharing the table."""
+        ...
+
+    async def setup(self) -> None:
+        """Create the table if needed."""
+        ...
+
+    async def get(self, fingerprint: str) -> FingerprintRecord | None:
+        """The record of ``fingerprint``, or None."""
+        ...
+
+    async def assign(self, fingerprint: str, incident_id: str, at: str) -> None:
+        """Map ``fingerprint`` to a new incident, replacing any earlier (closed) one."""
+        ...
+
+    async def seen_again(self, fingerprint: str, at: str) -> None:
+        """Count one more firing notification; a re-fired alert is no longer resolved."""
+        ...
+
+    async def mark_resolved(self, fingerprint: str, at: str) -> None:
+        """Record that the alert was reported resolved."""
+        ...
+
+
+def record_from_row(row: Any) -> FingerprintRecord:
+    """A ``FingerprintRecord`` from a row in ``COLUMNS`` order (tuple or mapping).
+
+    Args:
+        row: A database row.
+
+    Returns:
+        The record.
+    """
+    values = [row[c] for c in COLUMNS] if isinstance(row, dict) else list(row)
+    return FingerprintRecord(
+        fingerprint=values[0],
+        incident_id=values[1],
+        first_seen=values[2],
+        last_seen=values[3],
+        count=int(values[4]),
+        resolved_at=values[5],
+    )
+
+
+class SqliteFingerprintStore:
+    """The ``alert_fingerprints`` table over one aiosqlite connection (one process)."""
 
     def __init__(self, connection: aiosqlite.Connection) -> None:
         self._db = connection
         self._locks = FingerprintLocks()
 
     def hold(self, fingerprint: str) -> AbstractAsyncContextManager[None]:
-        """Serialise work on one fingerprint within this process.
+        """Serialise work on one fingerprint within this process (SQLite serves one).
 
         Args:
             fingerprint: An alert fingerprint.
@@ -115,16 +166,7 @@ class FingerprintStore:
             (fingerprint,),
         ) as cursor:
             row = await cursor.fetchone()
-        if row is None:
-            return None
-        return FingerprintRecord(
-            fingerprint=row[0],
-            incident_id=row[1],
-            first_seen=row[2],
-            last_seen=row[3],
-            count=int(row[4]),
-            resolved_at=row[5],
-        )
+        return None if row is None else record_from_row(row)
 
     async def assign(self, fingerprint: str, incident_id: str, at: str) -> None:
         """Map ``fingerprint`` to a new incident, replacing any earlier (closed) one.

@@ -1,10 +1,12 @@
 """Review notifications: a Slack-compatible webhook when an RCA awaits review or is decided.
 
 ``WebhookNotifier`` is an ``IncidentObserver``. It never blocks or fails a run: each message is
-sent by a background task (kept in a set so it is not garbage-collected, awaited by
-``drain()``), every attempt has a timeout, retries are bounded with a short backoff, and a
-receiver that stays down is logged and given up on. ``remind_overdue`` escalates reviews that
-have waited too long, once per incident; ``run_reminders`` is the loop the lifespan starts.
+stored in the durable outbox (``app.intake.outbox``) and then sent by a background task (kept
+in a set so it is not garbage-collected, awaited by ``drain()``); every attempt has a timeout,
+retries are bounded with a doubling backoff, and a receiver that stays down is logged and given
+up on. Messages left pending by a crash, a restart or a dead worker are sent by
+``run_dispatcher``, the loop the lifespan starts. ``remind_overdue`` escalates reviews that have
+waited too long, once per review; ``run_reminders`` is its loop.
 
 All message text is built by ``render_message`` alone, so redaction can wrap that one function
 (pass the wrapped version as ``render``).
@@ -21,6 +23,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from app.intake.outbox import NotificationOutbox, OutboxMessage, timestamp
 from app.intake.settings import IntakeSettings
 from app.schemas import IncidentList, IncidentPublic, IncidentStatus
 
@@ -28,6 +31,12 @@ logger = logging.getLogger(__name__)
 
 MAX_SUMMARY_CHARS = 500
 RETRYABLE_STATUSES = frozenset({408, 425, 429})
+#: Messages claimed per dispatch round.
+DISPATCH_BATCH = 20
+#: Longest nap while waiting for a retry or another sender's claim.
+FLUSH_POLL_SECONDS = 0.1
+#: Sent and failed messages are kept this long for inspection, then pruned.
+OUTBOX_RETENTION_DAYS = 7
 
 
 class NotificationKind(StrEnum):
@@ -141,13 +150,27 @@ def render_message(
     return {"text": text, "blocks": blocks}
 
 
+class Outcome(StrEnum):
+    """What one delivery attempt came to."""
+
+    SENT = "sent"
+    RETRY = "retry"
+    REJECTED = "rejected"
+
+
 class WebhookNotifier:
-    """Posts review milestones to a Slack-compatible incoming webhook, in the background."""
+    """Posts review milestones to a Slack-compatible incoming webhook, through the outbox.
+
+    Every message is first stored in the outbox (so a crash or restart loses nothing), then
+    delivered by a background task; a dispatcher loop (``run_dispatcher``) picks up what is
+    left: retries, messages of a previous process, messages whose worker died mid-send.
+    """
 
     def __init__(
         self,
         url: str,
         ui_base_url: str,
+        outbox: NotificationOutbox,
         timeout: float = 5.0,
         retries: int = 2,
         reminder_after_seconds: float = 3600.0,
@@ -161,6 +184,7 @@ class WebhookNotifier:
         Args:
             url: The webhook URL.
             ui_base_url: Where reviewers open the UI.
+            outbox: Where messages wait until delivered.
             timeout: Seconds one attempt may take (connect, write, read).
             retries: Extra attempts after a failure (bounded; 0 means one attempt).
             reminder_after_seconds: Remind once when a review has waited this long.
@@ -171,104 +195,201 @@ class WebhookNotifier:
         """
         self.url = url
         self.ui_base_url = ui_base_url
+        self.outbox = outbox
         self.timeout = timeout
         self.retries = max(0, retries)
         self.reminder_after = timedelta(seconds=reminder_after_seconds)
         self.backoff_seconds = backoff_seconds
+        # A claim outlives any attempt, so a live sender is never overtaken by another.
+        self.claim_for = timedelta(seconds=2 * timeout + 10)
         self._render: Renderer = render or (
             lambda incident, kind: render_message(incident, kind, ui_base_url)
         )
         self._transport = transport
-        self._tasks: set[asyncio.Task[bool]] = set()
-        self._reminded: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def __repr__(self) -> str:
         return f"WebhookNotifier(timeout={self.timeout}, retries={self.retries})"
 
     async def review_ready(self, incident: IncidentPublic) -> None:
-        """A draft awaits review: notify in the background.
+        """A draft awaits review: store the message and deliver it in the background.
 
         Args:
             incident: The incident.
         """
-        self._schedule(incident, NotificationKind.REVIEW_READY)
+        await self._enqueue(incident, NotificationKind.REVIEW_READY)
 
     async def decided(self, incident: IncidentPublic) -> None:
-        """A reviewer decided: notify in the background.
+        """A reviewer decided: store the message and deliver it in the background.
 
         Args:
             incident: The incident.
         """
-        self._schedule(incident, NotificationKind.DECIDED)
+        await self._enqueue(incident, NotificationKind.DECIDED)
 
-    def _schedule(self, incident: IncidentPublic, kind: NotificationKind) -> None:
+    async def _enqueue(self, incident: IncidentPublic, kind: NotificationKind) -> bool:
+        """Render and store one message, then start delivering; never raises.
+
+        The key names the incident's state (``updated_at``), so a recovery that replays an
+        observer call stores nothing new, while a re-analysis that returns to review does.
+        """
         try:
             payload = self._render(incident, kind)
         except Exception:
             logger.exception("could not render %s notification for %s", kind, incident.id)
-            return
-        task = asyncio.create_task(self.send(payload, f"{kind.value} {incident.id}"))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+            return False
+        key = f"{kind.value}:{incident.id}:{incident.updated_at}"
+        try:
+            added = await self.outbox.enqueue(key, incident.id, kind.value, payload, timestamp())
+        except Exception:
+            logger.exception("could not store %s notification for %s", kind, incident.id)
+            return False
+        if added:
+            task = asyncio.create_task(self.flush(self._retry_horizon()))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return added
 
-    async def send(self, payload: dict[str, Any], what: str = "notification") -> bool:
-        """POST ``payload`` with bounded retries; never raises.
+    def _retry_horizon(self) -> float:
+        """Seconds one message may need from first attempt to last (attempts plus backoff)."""
+        attempts = self.retries + 1
+        return attempts * self.timeout + self.backoff_seconds * float(2**attempts)
+
+    async def post(self, client: httpx.AsyncClient, payload: dict[str, Any]) -> tuple[Outcome, str]:
+        """One delivery attempt.
 
         Args:
+            client: The HTTP client.
             payload: The JSON body.
-            what: A description for the log.
 
         Returns:
-            True when the receiver accepted it (2xx).
+            The outcome and, unless sent, what went wrong.
         """
-        attempts = self.retries + 1
-        delay = self.backoff_seconds
-        async with httpx.AsyncClient(timeout=self.timeout, transport=self._transport) as client:
-            for attempt in range(1, attempts + 1):
-                try:
-                    response = await client.post(self.url, json=payload)
-                except httpx.HTTPError as exc:
-                    problem = f"{type(exc).__name__}"
-                else:
-                    if response.is_success:
-                        return True
-                    problem = f"HTTP {response.status_code}"
-                    retryable = (
-                        response.status_code >= 500 or response.status_code in RETRYABLE_STATUSES
-                    )
-                    if not retryable:
-                        logger.warning("notification %s rejected: %s; not retrying", what, problem)
-                        return False
-                if attempt < attempts:
-                    logger.info(
-                        "notification %s attempt %d/%d failed (%s); retrying",
-                        what,
-                        attempt,
-                        attempts,
-                        problem,
-                    )
-                    await asyncio.sleep(delay)
-                    delay *= 2
-        logger.warning("notification %s failed after %d attempt(s): %s", what, attempts, problem)
-        return False
+        try:
+            response = await client.post(self.url, json=payload)
+        except httpx.HTTPError as exc:
+            return Outcome.RETRY, type(exc).__name__
+        if response.is_success:
+            return Outcome.SENT, ""
+        problem = f"HTTP {response.status_code}"
+        if response.status_code >= 500 or response.status_code in RETRYABLE_STATUSES:
+            return Outcome.RETRY, problem
+        return Outcome.REJECTED, problem
 
-    async def drain(self) -> None:
-        """Wait for every notification in flight (tests, shutdown)."""
+    async def dispatch_due(self, now: datetime | None = None) -> int:
+        """Claim the messages due now and make one attempt at each.
+
+        Args:
+            now: The current time (for tests).
+
+        Returns:
+            How many messages were attempted.
+        """
+        moment = now or datetime.now(UTC)
+        messages = await self.outbox.claim(
+            timestamp(moment), timestamp(moment + self.claim_for), limit=DISPATCH_BATCH
+        )
+        if messages:
+            async with httpx.AsyncClient(timeout=self.timeout, transport=self._transport) as client:
+                await asyncio.gather(*(self._attempt(client, m) for m in messages))
+        return len(messages)
+
+    async def _attempt(self, client: httpx.AsyncClient, message: OutboxMessage) -> None:
+        """Send one claimed message and record the outcome in the outbox."""
+        outcome, problem = await self.post(client, message.payload)
+        what = f"{message.kind} {message.incident_id}"
+        attempts = self.retries + 1
+        now = datetime.now(UTC)
+        if outcome is Outcome.SENT:
+            await self.outbox.mark_sent(message.id, timestamp(now))
+        elif outcome is Outcome.REJECTED:
+            logger.warning("notification %s rejected: %s; not retrying", what, problem)
+            await self.outbox.give_up(message.id, timestamp(now), problem)
+        elif message.attempts >= attempts:
+            logger.warning(
+                "notification %s failed after %d attempt(s): %s", what, message.attempts, problem
+            )
+            await self.outbox.give_up(message.id, timestamp(now), problem)
+        else:
+            logger.info(
+                "notification %s attempt %d/%d failed (%s); retrying",
+                what,
+                message.attempts,
+                attempts,
+                problem,
+            )
+            delay = timedelta(seconds=self.backoff_seconds * 2 ** (message.attempts - 1))
+            await self.outbox.retry_at(message.id, timestamp(now + delay), problem)
+
+    async def flush(self, horizon: float) -> None:
+        """Deliver what is due, then keep at it while more falls due within ``horizon`` s.
+
+        Never raises: a database hiccup is logged, and the dispatcher loop tries again later.
+
+        Args:
+            horizon: Seconds from now worth waiting for retries (0: only what is due now).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + horizon
+        try:
+            while True:
+                while await self.dispatch_due():
+                    pass
+                due = await self.outbox.next_due()
+                if due is None:
+                    return
+                wait = (_parse_time(due) - datetime.now(UTC)).total_seconds()
+                if loop.time() + max(wait, 0.0) > deadline:
+                    return
+                # Short naps: a claim held by another task may be released well before it ends.
+                await asyncio.sleep(min(max(wait, 0.01), FLUSH_POLL_SECONDS))
+        except Exception:
+            logger.exception("notification delivery failed; the outbox keeps the messages")
+
+    async def drain(self, timeout: float | None = None) -> None:
+        """Deliver everything pending, or stop after ``timeout`` s (the rest stays stored).
+
+        Args:
+            timeout: A bound for shutdown; None waits until every message is sent or given up.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
         while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            left = None if deadline is None else max(deadline - loop.time(), 0.0)
+            _, pending = await asyncio.wait(list(self._tasks), timeout=left)
+            if pending:
+                return
+        left = float("inf") if deadline is None else max(deadline - loop.time(), 0.0)
+        await self.flush(left)
+
+    async def run_dispatcher(self, interval: float) -> None:
+        """Every ``interval`` seconds deliver what is due and prune old finished messages.
+
+        Args:
+            interval: Seconds between rounds.
+        """
+        while True:
+            await self.flush(0.0)
+            try:
+                cutoff = datetime.now(UTC) - timedelta(days=OUTBOX_RETENTION_DAYS)
+                await self.outbox.prune(timestamp(cutoff))
+            except Exception:
+                logger.exception("pruning the notification outbox failed")
+            await asyncio.sleep(interval)
 
     async def remind_overdue(self, service: IncidentLister, now: datetime | None = None) -> int:
-        """Send one reminder for each review that has waited longer than the threshold.
+        """Store one reminder for each review that has waited longer than the threshold.
 
         The wait is measured from the incident's ``updated_at``, which is when it last entered
-        ``awaiting_review``. Each incident is reminded once per process.
+        ``awaiting_review``. The outbox key makes it one reminder per review, across restarts
+        and workers.
 
         Args:
             service: The incident service.
             now: The current time (for tests).
 
         Returns:
-            How many reminders were scheduled.
+            How many reminders were stored.
         """
         cutoff = (now or datetime.now(UTC)) - self.reminder_after
         sent = offset = 0
@@ -276,7 +397,7 @@ class WebhookNotifier:
         while True:
             page = await service.page(IncidentStatus.AWAITING_REVIEW.value, limit, offset)
             for item in page.items:
-                if item.id in self._reminded or _parse_time(item.updated_at) > cutoff:
+                if _parse_time(item.updated_at) > cutoff:
                     continue
                 try:
                     incident = await service.get(item.id)
@@ -285,9 +406,8 @@ class WebhookNotifier:
                     continue
                 if incident.status is not IncidentStatus.AWAITING_REVIEW:
                     continue
-                self._reminded.add(item.id)
-                self._schedule(incident, NotificationKind.REMINDER)
-                sent += 1
+                if await self._enqueue(incident, NotificationKind.REMINDER):
+                    sent += 1
             offset += limit
             if offset >= page.total or not page.items:
                 return sent
@@ -307,11 +427,12 @@ class WebhookNotifier:
             await asyncio.sleep(interval)
 
 
-def build_notifier(settings: IntakeSettings) -> WebhookNotifier | None:
+def build_notifier(settings: IntakeSettings, outbox: NotificationOutbox) -> WebhookNotifier | None:
     """The notifier the settings ask for, or None when no webhook URL is configured.
 
     Args:
         settings: The intake settings.
+        outbox: The state backend's outbox.
 
     Returns:
         The notifier, or None.
@@ -321,6 +442,7 @@ def build_notifier(settings: IntakeSettings) -> WebhookNotifier | None:
     return WebhookNotifier(
         settings.notify_webhook_url,
         settings.ui_base_url,
+        outbox,
         timeout=settings.notify_timeout_seconds,
         retries=settings.notify_retries,
         reminder_after_seconds=settings.notify_reminder_after_minutes * 60,

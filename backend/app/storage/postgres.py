@@ -1,4 +1,7 @@
-"""The shared backend: PostgreSQL holds graph checkpoints, the incident index and the audit trail.
+"""The shared backend: PostgreSQL holds everything workers share.
+
+Graph checkpoints, the incident index, the audit trail, alert fingerprints and the notification
+outbox all live in one database.
 
 Every worker of a scaled deployment opens this backend against the same database. Exactly-once
 decisions rest on the index's compare-and-set ``transition`` (one ``UPDATE … WHERE status = …``,
@@ -9,6 +12,9 @@ which PostgreSQL serialises per row). Recovery after a crash rests on two kinds 
   lease outlives its worker by nothing: a lease that can be taken means no live worker owns
   the run, and a worker starting up may finish it;
 * a *recovery lock*, so that workers starting together recover one after the other.
+
+Alert intake takes a third kind on the same session: a *fingerprint lock*, so that one alert
+delivered to two workers at once opens one incident.
 
 Tables are created unqualified: they land in the first schema of the connection's
 ``search_path`` (``public`` by default). To keep a deployment in its own schema, create the
@@ -32,6 +38,9 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from app.incidents.repository import COLUMNS, AuditEvent
+from app.intake.fingerprints import COLUMNS as FINGERPRINT_COLUMNS
+from app.intake.fingerprints import FingerprintLocks, FingerprintRecord, record_from_row
+from app.intake.outbox import MESSAGE_COLUMNS, OutboxMessage, OutboxStatus, message_from_row
 from app.storage.base import StateBackend
 
 logger = logging.getLogger(__name__)
@@ -66,6 +75,33 @@ CREATE TABLE IF NOT EXISTS audit_events (
     data JSONB NOT NULL DEFAULT '{}'::jsonb
 )""",
     "CREATE INDEX IF NOT EXISTS audit_events_incident ON audit_events (incident_id, seq)",
+    """
+CREATE TABLE IF NOT EXISTS alert_fingerprints (
+    fingerprint TEXT PRIMARY KEY,
+    incident_id TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    count INTEGER NOT NULL DEFAULT 1,
+    resolved_at TEXT
+)""",
+    "CREATE INDEX IF NOT EXISTS alert_fingerprints_incident ON alert_fingerprints (incident_id)",
+    """
+CREATE TABLE IF NOT EXISTS notification_outbox (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    incident_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload JSONB NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT COLLATE "C" NOT NULL,
+    claimed_until TEXT COLLATE "C",
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    finished_at TEXT COLLATE "C"
+)""",
+    "CREATE INDEX IF NOT EXISTS notification_outbox_due "
+    "ON notification_outbox (status, next_attempt_at)",
 )
 
 #: Connection settings langgraph's Postgres checkpointer requires (and the index is happy with).
@@ -131,6 +167,95 @@ async def advisory_lock(pool: Pool, key: int, poll_seconds: float = 0.2) -> Asyn
             await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
 
+class LockSession:
+    """One long-lived session per worker for advisory locks that must die with the worker.
+
+    Locks taken here are released by PostgreSQL when the session ends, however the worker
+    ends. The session is (re)opened on demand; a session that died since its last use is
+    replaced once per attempt.
+    """
+
+    def __init__(self, conninfo: str) -> None:
+        """Open sessions on ``conninfo`` when first needed.
+
+        Args:
+            conninfo: The pool's connection string.
+        """
+        self._conninfo = conninfo
+        self._conn: AsyncConnection[DictRow] | None = None
+        # One session per worker: concurrent first locks must not open two.
+        self._guard = asyncio.Lock()
+
+    async def session(self) -> AsyncConnection[DictRow]:
+        """The session, (re)opened on demand."""
+        async with self._guard:
+            conn = self._conn
+            if conn is None or conn.closed or conn.broken:
+                if conn is not None:
+                    logger.warning("lock session to PostgreSQL was lost; reconnecting")
+                conn = await AsyncConnection.connect(self._conninfo, **CONNECTION_KWARGS)
+                for statement in LEASE_SESSION_SETTINGS:
+                    await conn.execute(statement)
+                self._conn = conn
+            return conn
+
+    async def try_lock(self, key: int) -> bool:
+        """``pg_try_advisory_lock`` on the session; never waits.
+
+        Args:
+            key: The advisory-lock key.
+
+        Returns:
+            Whether this worker now holds it (a session may hold a key several times).
+        """
+        try:
+            return await self._try_lock(key)
+        except psycopg.OperationalError:
+            # The session died since its last use (server restart, idle kill): one new try.
+            self._conn = None
+            return await self._try_lock(key)
+
+    async def unlock(self, key: int) -> None:
+        """Release one hold of ``key``; a session that died meanwhile took its locks with it."""
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        except psycopg.OperationalError:
+            logger.warning("lock session to PostgreSQL was lost while a lock was held")
+
+    @asynccontextmanager
+    async def hold(self, key: int, poll_seconds: float = 0.05) -> AsyncIterator[None]:
+        """Wait for ``key`` (polling, see ``advisory_lock``) and hold it for the block.
+
+        Args:
+            key: The advisory-lock key.
+            poll_seconds: Pause between attempts while another worker holds it.
+
+        Yields:
+            Nothing; the lock is held meanwhile.
+        """
+        while not await self.try_lock(key):
+            await asyncio.sleep(poll_seconds)
+        try:
+            yield
+        finally:
+            await self.unlock(key)
+
+    async def close(self) -> None:
+        """Close the session, which releases every lock this worker holds."""
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    async def _try_lock(self, key: int) -> bool:
+        conn = await self.session()
+        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS owned", (key,))
+        found = await cursor.fetchone()
+        return bool(found and found["owned"])
+
+
 class PostgresIncidentRepository:
     """The PostgreSQL implementation of ``IncidentRepository``, over a connection pool.
 
@@ -138,30 +263,21 @@ class PostgresIncidentRepository:
     incidents and a recovery lock, which matter once several workers share the database.
     """
 
-    def __init__(self, pool: Pool, conninfo: str) -> None:
-        """Use ``pool`` for queries and open the lease session on ``conninfo`` when needed.
+    def __init__(self, pool: Pool, locks: LockSession) -> None:
+        """Use ``pool`` for queries and ``locks`` for leases.
 
         Args:
             pool: An open pool whose connections are autocommit with ``dict_row`` rows.
-            conninfo: The pool's connection string, for the one session leases live on.
+            locks: This worker's advisory-lock session.
         """
         self._pool = pool
-        self._conninfo = conninfo
-        self._lease_conn: AsyncConnection[DictRow] | None = None
-        # One session per worker: concurrent first leases must not open two.
-        self._lease_guard = asyncio.Lock()
+        self._locks = locks
 
     async def setup(self) -> None:
         """Create the tables if needed."""
         async with self._pool.connection() as conn, conn.transaction():
             for statement in SCHEMA:
                 await conn.execute(statement)
-
-    async def close(self) -> None:
-        """Close the lease session (which releases every lease this worker holds)."""
-        if self._lease_conn is not None:
-            await self._lease_conn.close()
-            self._lease_conn = None
 
     async def insert(self, row: dict[str, Any]) -> None:
         """Add a new incident row."""
@@ -286,17 +402,12 @@ class PostgresIncidentRepository:
             Whether this worker now holds the lease.
         """
         key = advisory_key(f"rca:incident:{incident_id}")
-        try:
-            conn, owned = await self._try_lock(key)
-        except psycopg.OperationalError:
-            # The session died since its last use (server restart, idle kill): one new try.
-            self._lease_conn = None
-            conn, owned = await self._try_lock(key)
+        owned = await self._locks.try_lock(key)
         try:
             yield owned
         finally:
             if owned:
-                await _unlock_quietly(conn, key)
+                await self._locks.unlock(key)
 
     @asynccontextmanager
     async def recovery_lock(self) -> AsyncIterator[None]:
@@ -308,33 +419,188 @@ class PostgresIncidentRepository:
         async with advisory_lock(self._pool, RECOVERY_KEY):
             yield
 
-    async def _lease_session(self) -> AsyncConnection[DictRow]:
-        """The long-lived session this worker's leases live on, (re)opened on demand."""
-        async with self._lease_guard:
-            conn = self._lease_conn
-            if conn is None or conn.closed or conn.broken:
-                if conn is not None:
-                    logger.warning("lease session to PostgreSQL was lost; reconnecting")
-                conn = await AsyncConnection.connect(self._conninfo, **CONNECTION_KWARGS)
-                for statement in LEASE_SESSION_SETTINGS:
-                    await conn.execute(statement)
-                self._lease_conn = conn
-            return conn
 
-    async def _try_lock(self, key: int) -> tuple[AsyncConnection[DictRow], bool]:
-        """``pg_try_advisory_lock`` on the lease session: the session and whether it won."""
-        conn = await self._lease_session()
-        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS owned", (key,))
-        found = await cursor.fetchone()
-        return conn, bool(found and found["owned"])
+class PostgresFingerprintStore:
+    """The ``alert_fingerprints`` table in the shared database.
+
+    ``hold`` serialises one fingerprint across every worker: an asyncio lock first (so tasks of
+    this worker queue in memory, since advisory locks are re-entrant within one session), then
+    the fingerprint's advisory lock on the worker's lock session. The session is not one of the
+    pool's connections, so holding many fingerprints never starves the pool the incident runs
+    inside the hold need.
+    """
+
+    def __init__(self, pool: Pool, locks: LockSession) -> None:
+        """Query through ``pool``; lock through ``locks``.
+
+        Args:
+            pool: The backend's pool.
+            locks: This worker's advisory-lock session.
+        """
+        self._pool = pool
+        self._locks = locks
+        self._local = FingerprintLocks()
+
+    @asynccontextmanager
+    async def hold(self, fingerprint: str) -> AsyncIterator[None]:
+        """Hold the fingerprint against this worker's other tasks and every other worker.
+
+        Args:
+            fingerprint: An alert fingerprint.
+
+        Yields:
+            Nothing; the fingerprint is held meanwhile.
+        """
+        async with (
+            self._local.hold(fingerprint),
+            self._locks.hold(advisory_key(f"rca:fingerprint:{fingerprint}")),
+        ):
+            yield
+
+    async def setup(self) -> None:
+        """The table is created with the backend's schema."""
+
+    async def get(self, fingerprint: str) -> FingerprintRecord | None:
+        """The record of ``fingerprint``, or None."""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {', '.join(FINGERPRINT_COLUMNS)} FROM alert_fingerprints "
+                "WHERE fingerprint = %s",
+                (fingerprint,),
+            )
+            row = await cursor.fetchone()
+        return None if row is None else record_from_row(row)
+
+    async def assign(self, fingerprint: str, incident_id: str, at: str) -> None:
+        """Map ``fingerprint`` to a new incident, replacing any earlier (closed) one."""
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO alert_fingerprints "
+                "(fingerprint, incident_id, first_seen, last_seen, count, resolved_at) "
+                "VALUES (%s, %s, %s, %s, 1, NULL) "
+                "ON CONFLICT (fingerprint) DO UPDATE SET incident_id = excluded.incident_id, "
+                "first_seen = excluded.first_seen, last_seen = excluded.last_seen, count = 1, "
+                "resolved_at = NULL",
+                (fingerprint, incident_id, at, at),
+            )
+
+    async def seen_again(self, fingerprint: str, at: str) -> None:
+        """Count one more firing notification; a re-fired alert is no longer resolved."""
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE alert_fingerprints SET count = count + 1, last_seen = %s, "
+                "resolved_at = NULL WHERE fingerprint = %s",
+                (at, fingerprint),
+            )
+
+    async def mark_resolved(self, fingerprint: str, at: str) -> None:
+        """Record that the alert was reported resolved."""
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE alert_fingerprints SET resolved_at = %s WHERE fingerprint = %s",
+                (at, fingerprint),
+            )
 
 
-async def _unlock_quietly(conn: AsyncConnection[DictRow], key: int) -> None:
-    """Release a lease; a session that died meanwhile took its locks with it."""
-    try:
-        await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-    except psycopg.OperationalError:
-        logger.warning("lease session to PostgreSQL was lost while a lease was held")
+class PostgresOutbox:
+    """The notification outbox in the shared database.
+
+    Claims use ``FOR UPDATE SKIP LOCKED``, so workers dispatching at the same moment take
+    disjoint messages without waiting on each other.
+    """
+
+    def __init__(self, pool: Pool) -> None:
+        """Query through ``pool``.
+
+        Args:
+            pool: The backend's pool.
+        """
+        self._pool = pool
+
+    async def setup(self) -> None:
+        """The table is created with the backend's schema."""
+
+    async def enqueue(
+        self, key: str, incident_id: str, kind: str, payload: dict[str, Any], at: str
+    ) -> bool:
+        """Store a message due at once; False when ``key`` exists."""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(
+                "INSERT INTO notification_outbox "
+                "(key, incident_id, kind, payload, next_attempt_at, created_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
+                (key, incident_id, kind, Jsonb(payload), at, at),
+            )
+            return cursor.rowcount == 1
+
+    async def claim(self, now: str, claim_until: str, limit: int) -> list[OutboxMessage]:
+        """Claim due messages nobody holds; concurrent claimers skip each other's rows."""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE notification_outbox SET claimed_until = %s, attempts = attempts + 1 "
+                "WHERE id IN (SELECT id FROM notification_outbox WHERE status = 'pending' "
+                "AND next_attempt_at <= %s AND (claimed_until IS NULL OR claimed_until <= %s) "
+                "ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) "
+                f"RETURNING {', '.join(MESSAGE_COLUMNS)}",
+                (claim_until, now, now, limit),
+            )
+            rows = await cursor.fetchall()
+        return sorted((message_from_row(r) for r in rows), key=lambda m: m.id)
+
+    async def mark_sent(self, message_id: int, at: str) -> None:
+        """Record a delivery."""
+        await self._finish(message_id, OutboxStatus.SENT, at, None)
+
+    async def retry_at(self, message_id: int, when: str, error: str) -> None:
+        """Release the claim; due again at ``when``."""
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE notification_outbox SET next_attempt_at = %s, claimed_until = NULL, "
+                "last_error = %s WHERE id = %s",
+                (when, error, message_id),
+            )
+
+    async def give_up(self, message_id: int, at: str, error: str) -> None:
+        """Mark the message failed."""
+        await self._finish(message_id, OutboxStatus.FAILED, at, error)
+
+    async def next_due(self) -> str | None:
+        """The earliest time a pending message can be claimed."""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT MIN(GREATEST(next_attempt_at, COALESCE(claimed_until, ''))) AS due "
+                "FROM notification_outbox WHERE status = 'pending'"
+            )
+            row = await cursor.fetchone()
+        return str(row["due"]) if row and row["due"] is not None else None
+
+    async def counts(self) -> dict[str, int]:
+        """Messages by status."""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT status, COUNT(*) AS n FROM notification_outbox GROUP BY status"
+            )
+            rows = await cursor.fetchall()
+        return {str(r["status"]): int(r["n"]) for r in rows}
+
+    async def prune(self, before: str) -> int:
+        """Delete finished messages older than ``before``."""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(
+                "DELETE FROM notification_outbox WHERE status != 'pending' AND finished_at < %s",
+                (before,),
+            )
+            return cursor.rowcount
+
+    async def _finish(
+        self, message_id: int, status: OutboxStatus, at: str, error: str | None
+    ) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE notification_outbox SET status = %s, finished_at = %s, "
+                "claimed_until = NULL, last_error = COALESCE(%s, last_error) WHERE id = %s",
+                (status.value, at, error, message_id),
+            )
 
 
 def _select(tail: str) -> sql.Composed:
@@ -370,7 +636,8 @@ async def open_postgres_backend(
         name="rca",
     )
     await pool.open(wait=True)
-    repository = PostgresIncidentRepository(pool, url)
+    locks = LockSession(url)
+    repository = PostgresIncidentRepository(pool, locks)
     try:
         checkpointer = AsyncPostgresSaver(pool)
         async with advisory_lock(pool, SETUP_KEY):
@@ -386,8 +653,10 @@ async def open_postgres_backend(
             checkpointer=checkpointer,
             repository=repository,
             connection=pool,
+            fingerprints=PostgresFingerprintStore(pool, locks),
+            outbox=PostgresOutbox(pool),
             ping=ping,
         )
     finally:
-        await repository.close()
+        await locks.close()
         await pool.close()

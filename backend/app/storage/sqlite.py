@@ -1,6 +1,7 @@
-"""The embedded backend: one SQLite file for checkpoints, the incident index and the audit trail.
+"""The embedded backend: one SQLite file holds the whole state of a single-node service.
 
-One connection serves both the checkpointer and the incident index. aiosqlite runs every
+Checkpoints, the incident index, the audit trail, alert fingerprints and the notification
+outbox share the file. One connection serves all of them. aiosqlite runs every
 statement of a connection on one thread, so within the process writes never contend for the
 file's lock (two connections did, and concurrent incidents then failed with "database is
 locked"). Other processes touching the file are waited for by SQLite's busy timeout.
@@ -16,6 +17,8 @@ import aiosqlite
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from app.incidents.repository import SqliteIncidentRepository
+from app.intake.fingerprints import SqliteFingerprintStore
+from app.intake.outbox import SqliteOutbox
 from app.storage.base import StateBackend
 
 BUSY_TIMEOUT_MS = 30_000
@@ -32,6 +35,15 @@ async def open_sqlite_backend(path: Path) -> AsyncIterator[StateBackend]:
         await checkpointer.setup()
         repository = SqliteIncidentRepository(connection)
         await repository.setup()
+        fingerprints = SqliteFingerprintStore(connection)
+        await fingerprints.setup()
+        outbox = SqliteOutbox(connection)
+        await outbox.setup()
         yield StateBackend(
-            name="sqlite", checkpointer=checkpointer, repository=repository, connection=connection
+            name="sqlite",
+            checkpointer=checkpointer,
+            repository=repository,
+            connection=connection,
+            fingerprints=fingerprints,
+            outbox=outbox,
         )
