@@ -16,10 +16,8 @@ import asyncio
 import hashlib
 import json
 import re
-import threading
 import time
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
@@ -28,6 +26,7 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
+from tests.support import LoopbackServer
 
 from app.rag.embedding import Vectors
 from app.rag.retrieve import RankedDoc, Retrieval
@@ -189,7 +188,7 @@ class StaticRetriever:
         )
 
 
-class ChatServer:
+class ChatServer(LoopbackServer):
     """A real HTTP server on 127.0.0.1 (a free port) that answers like a chat-model server.
 
     It speaks OpenAI's ``POST /v1/chat/completions`` (what vLLM, llama.cpp server and LM Studio
@@ -203,29 +202,13 @@ class ChatServer:
         self.reply = reply
         self.status = status
         self.delay = delay
-        self.requests: list[dict[str, Any]] = []
-        self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        super().__init__()
 
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>`` (add ``/v1`` for OpenAI-compatible clients)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> ChatServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+    def answer(self, path: str, body: Any, index: int) -> tuple[int, str, bytes] | None:
+        """The chat reply (or the scripted error) after ``delay``; nothing once stopping."""
+        if self.delay and self.stopping.wait(self.delay):
+            return None
+        return self._answer(path, body)
 
     def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, str, bytes]:
         if self.status != 200:
@@ -256,31 +239,3 @@ class ChatServer:
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
         return 200, "application/json", json.dumps(completion).encode()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                server.requests.append(
-                    {
-                        "path": self.path,
-                        "headers": {k.lower(): v for k, v in self.headers.items()},
-                        "body": body,
-                    }
-                )
-                if server.delay and server._stopping.wait(server.delay):
-                    return
-                status, content_type, payload = server._answer(self.path, body)
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler

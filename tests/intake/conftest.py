@@ -29,8 +29,5 @@ def intake_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClie
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     """A recording webhook receiver on 127.0.0.1."""
-    server = Receiver()
-    try:
+    with Receiver() as server:
         yield server
-    finally:
-        server.close()

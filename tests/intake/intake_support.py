@@ -2,79 +2,39 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support import LoopbackServer
 
-@dataclass
-class Receiver:
-    """A real HTTP server on 127.0.0.1 recording every POST.
+
+class Receiver(LoopbackServer):
+    """A webhook receiver: a real HTTP server on 127.0.0.1 recording every POST.
 
     ``status`` is the answer; ``delay`` seconds are waited before answering (a slow receiver);
     with ``hold`` every answer waits for ``release()``.
     """
 
-    status: int = 200
-    delay: float = 0.0
-    hold: bool = False
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._stop = threading.Event()
+    def __init__(self, status: int = 200, delay: float = 0.0, hold: bool = False) -> None:
+        self.status = status
+        self.delay = delay
+        self.hold = hold
         self._released = threading.Event()
-        self._lock = threading.Lock()
-        self.arrived = threading.Condition(self._lock)
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"null")
-                with receiver.arrived:
-                    receiver.requests.append({"path": self.path, "body": body})
-                    receiver.arrived.notify_all()
-                if receiver.hold:
-                    receiver._released.wait(30)
-                if receiver.delay:
-                    receiver._stop.wait(receiver.delay)
-                try:
-                    self.send_response(receiver.status)
-                    self.send_header("Content-Length", "2")
-                    self.end_headers()
-                    self.wfile.write(b"ok")
-                except OSError:
-                    pass  # the client gave up (timeout)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        super().__init__()
 
     @property
     def url(self) -> str:
         """The webhook URL."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/hooks/rca"
+        return f"{self.base_url}/hooks/rca"
 
-    def bodies(self) -> list[Any]:
-        """Every body received so far."""
-        with self._lock:
-            return [r["body"] for r in self.requests]
-
-    def wait_for(self, count: int, timeout: float = 30.0) -> list[Any]:
-        """Block until ``count`` requests arrived (or the timeout passed); returns the bodies."""
-        with self.arrived:
-            self.arrived.wait_for(lambda: len(self.requests) >= count, timeout=timeout)
-            return [r["body"] for r in self.requests]
+    def answer(self, path: str, body: Any, index: int) -> tuple[int, str, bytes] | None:
+        """``status`` after the configured wait."""
+        if self.hold:
+            self._released.wait(30)
+        if self.delay:
+            self.stopping.wait(self.delay)
+        return self.status, "text/plain", b"ok"
 
     def release(self) -> None:
         """Let held answers go."""
@@ -82,10 +42,8 @@ class Receiver:
 
     def close(self) -> None:
         """Stop the server; answer any sleeping handler at once."""
-        self._stop.set()
         self._released.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        super().close()
 
 
 def alert(

@@ -6,13 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import httpx
 from tests.fakes import HashEmbedder
-from tests.support import KNOWLEDGE_PATH, free_port
+from tests.support import KNOWLEDGE_PATH, free_port, wait_until_serving
 
 from app.core.config import PROJECT_ROOT
 from app.rag.embedding import Vectors
@@ -77,18 +75,14 @@ class ChromaServer:
             self.process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, cwd=self.path.parent
             )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"chroma exited early:\n{self.log()}")
-            try:
-                if httpx.get(f"{self.url}/api/v2/heartbeat", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError(f"chroma did not become ready:\n{self.log()}")
+        try:
+            wait_until_serving(
+                self.process, f"{self.url}/api/v2/heartbeat", timeout, self.log, "chroma"
+            )
+        except RuntimeError:
+            self.stop()
+            raise
+        return self
 
     def log(self) -> str:
         """What the server wrote so far."""

@@ -14,11 +14,8 @@ from app.rag.knowledge import KnowledgeBase
 @pytest.fixture
 def rerank_server() -> Iterator[RerankServer]:
     """A scripted rerank server; set ``.script`` before use."""
-    server = RerankServer()
-    try:
+    with RerankServer() as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
+
+from tests.support import LoopbackServer
 
 from app.core.errors import UpstreamError
 from app.rag.rerank import RerankScore
@@ -23,66 +23,25 @@ class Reply:
     raw: bytes | None = None
 
 
-@dataclass
-class RerankServer:
+class RerankServer(LoopbackServer):
     """A real HTTP server on 127.0.0.1 answering from a script (the last step repeats).
 
     ``body`` may be a callable of the parsed request body; every request is recorded as
     ``{"path", "headers", "body"}``.
     """
 
-    script: list[Reply] = field(default_factory=list)
-    requests: list[dict[str, Any]] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.script: list[Reply] = []
+        super().__init__()
 
-    def __post_init__(self) -> None:
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"null")
-                with server._lock:
-                    server.requests.append(
-                        {"path": self.path, "headers": dict(self.headers), "body": body}
-                    )
-                    index = min(len(server.requests), len(server.script)) - 1
-                    reply = server.script[index] if server.script else Reply(body=[])
-                if reply.delay:
-                    server._stop.wait(reply.delay)
-                payload = reply.body(body) if callable(reply.body) else reply.body
-                data = reply.raw if reply.raw is not None else json.dumps(payload).encode()
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up (timeout): nothing to answer
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def close(self) -> None:
-        """Stop serving (pending delays end at once)."""
-        self._stop.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+    def answer(self, path: str, body: Any, index: int) -> tuple[int, str, bytes] | None:
+        """The script's step for this request, after its delay."""
+        reply = self.script[min(index, len(self.script) - 1)] if self.script else Reply(body=[])
+        if reply.delay:
+            self.stopping.wait(reply.delay)
+        payload = reply.body(body) if callable(reply.body) else reply.body
+        data = reply.raw if reply.raw is not None else json.dumps(payload).encode()
+        return reply.status, "application/json", data
 
 
 def tei_scores(scores: Sequence[float]) -> Any:

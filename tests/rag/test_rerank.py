@@ -64,7 +64,7 @@ def test_cohere_request_shape_and_auth(
         "documents": ["a", "b"],
         "top_n": 2,
     }
-    assert request["headers"]["Authorization"] == "Bearer sekret"
+    assert request["headers"]["authorization"] == "Bearer sekret"
 
 
 def test_caps_on_documents_and_characters(

@@ -25,11 +25,8 @@ TIMEOUT = 120.0
 @pytest.fixture(scope="module")
 def receiver() -> Iterator[Receiver]:
     """The webhook both workers notify."""
-    server = Receiver()
-    try:
+    with Receiver() as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture(scope="module")
