@@ -39,8 +39,11 @@ eval: install ## Full evaluations (domain incidents, SciFact, loghub); slow, see
 	$(BIN)/rca eval beir ../shared/datasets/scifact --json eval-results/scifact.json
 	$(BIN)/rca eval beir ../shared/datasets/loghub_template_ir --json eval-results/loghub.json
 
-bench: install ## Speed benchmarks, side by side in one process (embeddings; HTTP load on 127.0.0.1)
+bench: install ## Speed benchmarks, side by side in one process (embed, retrieve, graph, ingest; HTTP on 127.0.0.1)
 	$(BIN)/rca bench embed --json bench-results/embed.json
+	$(BIN)/rca bench retrieve --json bench-results/retrieve.json
+	$(BIN)/rca bench graph --json bench-results/graph.json
+	$(BIN)/rca bench ingest --json bench-results/ingest.json
 	$(BIN)/rca bench http --json bench-results/http.json
 
 screenshots: install ## Save reviewer UI screenshots to docs/architecture/img/ (needs chromium)

@@ -44,9 +44,67 @@ def _add_embed(kinds: Any) -> None:
     embed.set_defaults(handler=cmd_bench_embed)
 
 
+def cmd_bench_retrieve(args: argparse.Namespace) -> int:
+    """Run the retrieval-mode benchmark, print the table, optionally write JSON."""
+    from app.bench.retrieve import format_retrieve_bench, run_retrieve_bench
+
+    result = run_retrieve_bench(runs=args.runs, warmup=args.warmup)
+    print(format_retrieve_bench(result))
+    write_json_report(args.json, result)
+    return 0
+
+
+def _add_retrieve(kinds: Any) -> None:
+    retrieve = kinds.add_parser("retrieve", help="dense vs bm25 vs hybrid on the knowledge base")
+    retrieve.add_argument("--runs", type=int, default=100, help="timed retrievals per mode")
+    retrieve.add_argument("--warmup", type=int, default=3, help="untimed rounds first")
+    retrieve.add_argument("--json", metavar="OUT", help="also write every number here")
+    retrieve.set_defaults(handler=cmd_bench_retrieve)
+
+
+def cmd_bench_graph(args: argparse.Namespace) -> int:
+    """Run the incident-to-review benchmark, print the table, optionally write JSON."""
+    from app.bench.graph import format_graph_bench, run_graph_bench
+
+    result = run_graph_bench(runs=args.runs, warmup=args.warmup)
+    print(format_graph_bench(result))
+    write_json_report(args.json, result)
+    return 0
+
+
+def _add_graph(kinds: Any) -> None:
+    graph = kinds.add_parser("graph", help="incident -> awaiting review (and approve) in process")
+    graph.add_argument("--runs", type=int, default=100, help="timed incidents and approvals")
+    graph.add_argument("--warmup", type=int, default=3, help="untimed rounds first")
+    graph.add_argument("--json", metavar="OUT", help="also write every number here")
+    graph.set_defaults(handler=cmd_bench_graph)
+
+
+def cmd_bench_ingest(args: argparse.Namespace) -> int:
+    """Run the SciFact ingest benchmark, print the table, optionally write JSON."""
+    from app.bench.ingest import format_ingest_bench, run_ingest_bench
+
+    result = run_ingest_bench(docs=args.docs, runs=args.runs, scifact_dir=Path(args.scifact))
+    print(format_ingest_bench(result))
+    write_json_report(args.json, result)
+    return 0
+
+
+def _add_ingest(kinds: Any) -> None:
+    ingest = kinds.add_parser("ingest", help="SciFact docs/s into Chroma beside embedding alone")
+    ingest.add_argument("--docs", type=int, default=1000, help="first SciFact docs to ingest")
+    ingest.add_argument("--runs", type=int, default=1, help="passes, each into a new collection")
+    ingest.add_argument("--scifact", default=str(DEFAULT_SCIFACT_DIR), help="BEIR SciFact folder")
+    ingest.add_argument("--json", metavar="OUT", help="also write every number here")
+    ingest.set_defaults(handler=cmd_bench_ingest)
+
+
 #: One registrar per benchmark.
 REGISTRARS = (
     _add_embed,
+    _add_retrieve,
+    _add_graph,
+    _add_ingest,
     add_http_parser,
 )
 

@@ -32,6 +32,7 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
+from app.bench.common import format_load, load_average
 from app.core.config import PROJECT_ROOT
 from app.rag.embedding import (
     DEFAULT_BATCH_SIZE,
@@ -278,13 +279,6 @@ def scifact_docs(folder: Path, count: int) -> list[str]:
     return docs
 
 
-def _load_average() -> float | None:
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return None
-
-
 def _agreement(a: Vectors, b: Vectors) -> dict[str, float]:
     cosines = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     return {
@@ -319,7 +313,7 @@ def run_embed_bench(
         ``per_query`` timings, ``docs_per_s`` per corpus, ``ratios`` with their targets,
         vector ``agreement``, ``skipped`` reasons, and ``machine`` / ``config`` details.
     """
-    load_before = _load_average()
+    load_before = load_average()
     model_path = default_model_path()
     ours = MiniLmEmbedder(model_path=model_path)
     bare = BareSession(model_path)
@@ -378,7 +372,7 @@ def run_embed_bench(
             "python": platform.python_version(),
             "onnxruntime": ort.__version__,
             # Other processes competing for the cores skew every number; record how busy it was.
-            "load_average_1m": {"before": load_before, "after": _load_average()},
+            "load_average_1m": {"before": load_before, "after": load_average()},
         },
         "config": {
             "runs": runs,
@@ -505,8 +499,7 @@ def format_embed_bench(result: dict[str, Any]) -> str:
             f"agreement {name}: min cosine {numbers['min_cosine']:.6f}, "
             f"max |diff| {numbers['max_abs_diff']:.2e}"
         )
-    load = result["machine"]["load_average_1m"]
-    lines.append(f"load average (1 min) before/after: {load['before']} / {load['after']}")
+    lines.append(format_load(result["machine"]["load_average_1m"]))
     for reason in result["skipped"].values():
         lines.append(f"skipped: {reason}")
     return "\n".join(lines)

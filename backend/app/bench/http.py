@@ -20,11 +20,11 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
 
+from app.bench.common import rss_mib
 from app.core.config import PROJECT_ROOT
 from app.core.reports import write_json_report
 
@@ -40,17 +40,6 @@ def percentile(values: list[float], q: float) -> float:
     low = int(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def rss_mib(pid: int) -> float | None:
-    """Resident memory of a process in MiB (Linux), or None."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 def sample_incidents(limit: int = 40) -> list[dict[str, Any]]:
