@@ -36,7 +36,7 @@ smoke: install ## Crash the sample app and run that incident end to end
 
 eval: install ## Full evaluations (domain incidents, SciFact, loghub); slow, see docs/architecture/retrieval-evaluation.md
 	$(BIN)/rca eval incidents data/eval/incidents.jsonl --json eval-results/incidents.json
-	$(BIN)/rca eval beir ../shared/datasets/scifact --json eval-results/scifact.json
+	$(BIN)/rca eval beir ../shared/datasets/scifact --modes dense,bm25,hybrid,dense-window,bm25-tuned,blend --json eval-results/scifact.json
 	$(BIN)/rca eval beir ../shared/datasets/loghub_template_ir --json eval-results/loghub.json
 
 bench: install ## Speed benchmarks, side by side in one process (embed, retrieve, graph, ingest; HTTP on 127.0.0.1)

@@ -11,6 +11,8 @@ from tests.fakes import HashEmbedder
 
 from app.core.errors import ConfigurationError
 from app.evaluation.beir import evaluate_beir, load_beir, load_qrels
+from app.evaluation.modes import ModeOptions
+from app.evaluation.windows import build_windows, wordpiece_offsets
 from app.rag.embedding import Vectors
 
 CORPUS = [
@@ -52,6 +54,13 @@ def test_loads_the_judged_queries_of_the_split(beir_dir: Path) -> None:
     assert data.doc_ids == ["d1", "d2", "d3", "d4", "d5", "d6"]
     assert data.doc_texts[0] == "Payment timeout the provider answered after 30 seconds"
     assert data.doc_texts[1] == "inventory service returned 503"
+    assert data.doc_titles[:2] == ["Payment timeout", ""]
+    assert data.doc_bodies[0] == "the provider answered after 30 seconds"
+    corpus = data.corpus()
+    assert corpus.ids == data.doc_ids and corpus.key == data.corpus_key
+    assert corpus.texts_with_title_repeated(3)[0] == (
+        "Payment timeout Payment timeout Payment timeout the provider answered after 30 seconds"
+    )
     assert data.corpus_size == 6
     train = load_beir(beir_dir, "train")
     assert [q.id for q in train.queries] == ["q3"]
@@ -124,6 +133,25 @@ def test_modes_rank_and_dense_embeddings_are_cached(beir_dir: Path, tmp_path: Pa
     assert again["modes"]["dense"]["ndcg@10"] == result["modes"]["dense"]["ndcg@10"]
 
 
+def test_windowed_tuned_and_blended_modes_run_side_by_side(beir_dir: Path, tmp_path: Path) -> None:
+    data = load_beir(beir_dir, "test")
+    cache = tmp_path / "cache"
+    embedder = CountingEmbedder()
+    modes = ["dense", "bm25", "hybrid", "dense-window", "bm25-tuned", "blend"]
+    options = ModeOptions(rrf_k=2, window_tokens=4, window_stride=2, blend_weight=0.5)
+    result = evaluate_beir(data, modes, lambda: embedder, cache_dir=cache, options=options)
+    assert list(result["modes"]) == modes
+    # 6 doc vectors for dense, the windows once for dense-window; blend embeds nothing new.
+    windows, _ = build_windows(data.doc_titles, data.doc_bodies, wordpiece_offsets, 4, 2)
+    assert len(windows) > 6
+    assert embedder.documents_embedded == 6 + len(windows)
+    names = sorted(p.name for p in cache.glob("*.npy"))
+    assert len(names) == 2 and names[0].endswith("-win4s2.npy")
+    assert result["modes"]["bm25-tuned"]["mrr@10"] == 1.0
+    for metrics in result["modes"].values():
+        assert 0.0 <= metrics["ndcg@10"] <= 1.0
+
+
 def test_bm25_only_never_builds_the_embedder(beir_dir: Path) -> None:
     def no_embedder() -> HashEmbedder:
         raise AssertionError("bm25 must not load the model")
@@ -138,10 +166,32 @@ def test_unknown_mode_is_refused(beir_dir: Path) -> None:
 
 
 def test_query_without_known_terms_gets_an_empty_bm25_ranking(beir_dir: Path) -> None:
-    from app.evaluation.modes import Bm25Ranker, Corpus
+    from app.evaluation.modes import Bm25Ranker
 
-    data = load_beir(beir_dir, "test")
-    ranker = Bm25Ranker(Corpus(data.doc_ids, data.doc_texts, data.corpus_key))
+    ranker = Bm25Ranker(load_beir(beir_dir, "test").corpus())
     ranked = ranker.rank(["the of and", "zzzz qqqq", "chiller"], 10)
     assert ranked[0] == [] and ranked[1] == []
     assert ranked[2][0][0] == "d3"
+
+
+def test_cli_passes_the_mode_options_and_records_them(
+    beir_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.cli import main
+
+    out = tmp_path / "result.json"
+    argv = ["eval", "beir", str(beir_dir), "--modes", "bm25,bm25-tuned", "--no-cache"]
+    code = main([*argv, "--rrf-k", "2", "--blend-weight", "0.3", "--json", str(out)])
+    assert code == 0
+    assert "bm25-tuned" in capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert list(result["modes"]) == ["bm25", "bm25-tuned"]
+    assert result["options"] == {
+        "rrf_k": 2,
+        "depth": 100,
+        "window_tokens": 96,
+        "window_stride": 48,
+        "blend_weight": 0.3,
+    }
+    assert main([*argv, "--window-tokens", "8", "--window-stride", "9"]) == 2
+    assert "stride" in capsys.readouterr().err

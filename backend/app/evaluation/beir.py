@@ -1,6 +1,7 @@
 """Load a BEIR-layout folder: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
 
-A doc's text is its title and body joined by a space. Only the queries judged in the chosen
+A doc's text is its title and body joined by a space; the title and body are also kept apart for
+modes that treat the title on its own. Only the queries judged in the chosen
 split are evaluated, in ``queries.jsonl`` order; ``limit`` keeps the first N of them. A reduced
 corpus (``max_corpus``) keeps every doc judged for the evaluated queries plus the first N other
 docs in file order, so small CI runs are deterministic and still contain every right answer.
@@ -18,7 +19,7 @@ from typing import Any
 
 from app.core.errors import ConfigurationError
 from app.evaluation.metrics import evaluate_rankings
-from app.evaluation.modes import DEFAULT_RRF_K, MODES, Corpus, ModeContext
+from app.evaluation.modes import MODES, Corpus, ModeContext, ModeOptions
 from app.rag.embedding import Embedder, sha256_of
 
 
@@ -38,6 +39,8 @@ class BeirDataset:
     split: str
     doc_ids: list[str]
     doc_texts: list[str]
+    doc_titles: list[str]
+    doc_bodies: list[str]
     queries: list[BeirQuery]
     qrels: dict[str, dict[str, int]]
     corpus_sha256: str
@@ -48,6 +51,16 @@ class BeirDataset:
         """Identity of the doc set actually loaded: corpus file digest, size and ids digest."""
         ids_digest = hashlib.sha256("\n".join(self.doc_ids).encode("utf-8")).hexdigest()
         return f"{self.corpus_sha256[:16]}-n{len(self.doc_ids)}-{ids_digest[:12]}"
+
+    def corpus(self) -> Corpus:
+        """The loaded docs as the modes index them."""
+        return Corpus(
+            ids=self.doc_ids,
+            texts=self.doc_texts,
+            key=self.corpus_key,
+            titles=self.doc_titles,
+            bodies=self.doc_bodies,
+        )
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -133,6 +146,8 @@ def load_beir(
     corpus_path = folder / "corpus.jsonl"
     doc_ids: list[str] = []
     doc_texts: list[str] = []
+    doc_titles: list[str] = []
+    doc_bodies: list[str] = []
     others = 0
     corpus_size = 0
     for _, row in _read_jsonl(corpus_path):
@@ -146,11 +161,15 @@ def load_beir(
         text = str(row.get("text") or "")
         doc_ids.append(doc_id)
         doc_texts.append(f"{title} {text}".strip())
+        doc_titles.append(title)
+        doc_bodies.append(text)
     return BeirDataset(
         name=folder.resolve().name,
         split=split,
         doc_ids=doc_ids,
         doc_texts=doc_texts,
+        doc_titles=doc_titles,
+        doc_bodies=doc_bodies,
         queries=queries,
         qrels=qrels,
         corpus_sha256=sha256_of(corpus_path),
@@ -163,8 +182,7 @@ def evaluate_beir(
     modes: Sequence[str],
     embedder_factory: Callable[[], Embedder],
     cache_dir: Path | None = None,
-    rrf_k: int = DEFAULT_RRF_K,
-    depth: int = 100,
+    options: ModeOptions | None = None,
 ) -> dict[str, Any]:
     """Rank every evaluated query with each mode and average the standard metrics.
 
@@ -173,8 +191,8 @@ def evaluate_beir(
         modes: Registered mode names, e.g. ``["dense", "bm25", "hybrid"]``.
         embedder_factory: Builds the embedder the first time a mode needs it.
         cache_dir: Where doc embeddings are cached (``None``: no cache).
-        rrf_k: The RRF constant of fused modes.
-        depth: How many docs each query retrieves (recall@100 needs 100).
+        options: The modes' parameters (RRF k, depth, windows, blend weight); ``depth`` is
+            also how many docs each query retrieves (recall@100 needs 100).
 
     Returns:
         ``{"dataset", "split", "queries", "docs", "corpus_docs", "modes": {mode: metrics}}``;
@@ -186,8 +204,9 @@ def evaluate_beir(
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise ConfigurationError(f"unknown mode(s) {', '.join(unknown)}; known: {', '.join(MODES)}")
-    corpus = Corpus(ids=dataset.doc_ids, texts=dataset.doc_texts, key=dataset.corpus_key)
-    context = ModeContext(corpus, embedder_factory, cache_dir, rrf_k=rrf_k, depth=depth)
+    options = options or ModeOptions()
+    context = ModeContext(dataset.corpus(), embedder_factory, cache_dir, options)
+    depth = options.depth
     texts = [q.text for q in dataset.queries]
     results: dict[str, dict[str, float]] = {}
     for mode in modes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -87,11 +88,11 @@ def format_beir(result: dict[str, Any]) -> str:
         f"{result['dataset']} / {result['split']}: {result['queries']} queries, "
         f"{result['docs']} of {result['corpus_docs']} docs"
     )
-    header = f"{'mode':<10}" + "".join(f"{c:>12}" for c in METRIC_COLUMNS) + f"{'index s':>10}"
+    header = f"{'mode':<14}" + "".join(f"{c:>12}" for c in METRIC_COLUMNS) + f"{'index s':>10}"
     header += f"{'query s':>10}"
     lines = [title, header, "-" * len(header)]
     for mode, metrics in result["modes"].items():
-        row = f"{mode:<10}" + "".join(f"{metrics[c]:>12.4f}" for c in METRIC_COLUMNS)
+        row = f"{mode:<14}" + "".join(f"{metrics[c]:>12.4f}" for c in METRIC_COLUMNS)
         lines.append(row + f"{metrics['build_s']:>10.1f}{metrics['query_s']:>10.1f}")
     return "\n".join(lines)
 
@@ -99,12 +100,20 @@ def format_beir(result: dict[str, Any]) -> str:
 def cmd_eval_beir(args: argparse.Namespace) -> int:
     """Evaluate retrieval modes on one split of a BEIR folder."""
     from app.evaluation.beir import evaluate_beir, load_beir
+    from app.evaluation.modes import ModeOptions
     from app.rag.embedding import default_embedder
 
+    options = ModeOptions(
+        rrf_k=args.rrf_k,
+        window_tokens=args.window_tokens,
+        window_stride=args.window_stride,
+        blend_weight=args.blend_weight,
+    )
     dataset = load_beir(Path(args.dir), args.split, limit=args.limit, max_corpus=args.max_corpus)
     cache_dir = None if args.no_cache else Path(args.cache_dir or _default_cache_dir())
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    result = evaluate_beir(dataset, modes, default_embedder, cache_dir, rrf_k=args.rrf_k)
+    result = evaluate_beir(dataset, modes, default_embedder, cache_dir, options)
+    result["options"] = asdict(options)
     print(format_beir(result))
     write_json_report(args.json, result)
     return 0
@@ -121,6 +130,13 @@ def add_eval_parser(subparsers: Any) -> None:
         subparsers: The object returned by ``ArgumentParser.add_subparsers``.
     """
     from app.evaluation.incidents import DEFAULT_FLOOR
+    from app.evaluation.modes import (
+        DEFAULT_BLEND_WEIGHT,
+        DEFAULT_RRF_K,
+        DEFAULT_WINDOW_STRIDE,
+        DEFAULT_WINDOW_TOKENS,
+        MODES,
+    )
 
     evaluate = subparsers.add_parser("eval", help="offline evaluations (incidents, BEIR sets)")
     kinds = evaluate.add_subparsers(dest="eval_command", required=True)
@@ -158,7 +174,7 @@ def add_eval_parser(subparsers: Any) -> None:
     beir.add_argument(
         "--modes",
         default="dense,bm25,hybrid",
-        help="comma-separated modes (default dense,bm25,hybrid)",
+        help=f"comma-separated modes among {', '.join(MODES)} (default dense,bm25,hybrid)",
     )
     beir.add_argument(
         "--max-corpus",
@@ -166,7 +182,36 @@ def add_eval_parser(subparsers: Any) -> None:
         metavar="N",
         help="judged docs of the evaluated queries plus the first N others",
     )
-    beir.add_argument("--rrf-k", type=int, default=60, help="RRF constant of hybrid (default 60)")
+    beir.add_argument(
+        "--rrf-k",
+        type=int,
+        default=DEFAULT_RRF_K,
+        help=f"RRF constant of hybrid (default {DEFAULT_RRF_K})",
+    )
+    beir.add_argument(
+        "--window-tokens",
+        type=int,
+        metavar="N",
+        default=DEFAULT_WINDOW_TOKENS,
+        help=f"model tokens per dense-window window (default {DEFAULT_WINDOW_TOKENS})",
+    )
+    beir.add_argument(
+        "--window-stride",
+        type=int,
+        metavar="N",
+        default=DEFAULT_WINDOW_STRIDE,
+        help=f"tokens between dense-window window starts (default {DEFAULT_WINDOW_STRIDE})",
+    )
+    beir.add_argument(
+        "--blend-weight",
+        type=float,
+        metavar="W",
+        default=DEFAULT_BLEND_WEIGHT,
+        help=(
+            "weight of bm25-tuned in blend; dense-window gets 1 - W "
+            f"(default {DEFAULT_BLEND_WEIGHT})"
+        ),
+    )
     beir.add_argument("--json", metavar="OUT", help="also write the result here")
     beir.add_argument(
         "--cache-dir",

@@ -1,10 +1,11 @@
 """Retrieval modes for the BEIR harness: build an index over a corpus once, then rank queries.
 
 A mode is a factory registered by name that receives a ``ModeContext`` (the corpus, a lazily
-built embedder, the embedding cache) and returns a ``Ranker``. Modes may ask the context for
-other modes' rankers, which are built once and shared: ``hybrid`` fuses the ``dense`` and
-``bm25`` rankings without embedding the corpus twice. The product's own hybrid engine can
-replace ``hybrid`` with ``register_mode("hybrid", factory)``.
+built embedder, the embedding cache, the ``ModeOptions``) and returns a ``Ranker``. Modes may
+ask the context for other modes' rankers, which are built once and shared: ``hybrid`` fuses the
+``dense`` and ``bm25`` rankings without embedding the corpus twice, and ``blend`` mixes the
+z-scored ``bm25-tuned`` and ``dense-window`` scores. The product's own hybrid engine can replace
+``hybrid`` with ``register_mode("hybrid", factory)``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
+from app.core.errors import ConfigurationError
 from app.rag.embedding import Embedder, Vectors
 
 logger = logging.getLogger(__name__)
@@ -26,6 +28,13 @@ logger = logging.getLogger(__name__)
 Ranked = list[tuple[str, float]]
 
 DEFAULT_RRF_K = 60
+#: Model tokens per ``dense-window`` window, and between window starts: the shared README's
+#: ceiling study (chosen there on SciFact train).
+DEFAULT_WINDOW_TOKENS = 96
+DEFAULT_WINDOW_STRIDE = 48
+#: Weight of ``bm25-tuned`` in ``blend``; ``dense-window`` gets the rest. The SciFact train
+#: optimum (see docs/architecture/retrieval-evaluation.md).
+DEFAULT_BLEND_WEIGHT = 0.45
 
 
 class Ranker(Protocol):
@@ -38,11 +47,57 @@ class Ranker(Protocol):
 
 @dataclass(frozen=True)
 class Corpus:
-    """The docs a mode indexes; ``key`` identifies their content for caching."""
+    """The docs a mode indexes; ``key`` identifies their content for caching.
+
+    ``texts`` are what the plain modes index (title and body joined by a space). ``titles`` and
+    ``bodies`` keep the two apart, for modes that weight or place the title; a corpus without
+    them reads as untitled docs whose body is the text.
+    """
 
     ids: list[str]
     texts: list[str]
     key: str
+    titles: list[str] | None = None
+    bodies: list[str] | None = None
+
+    def titles_and_bodies(self) -> tuple[list[str], list[str]]:
+        """Titles and bodies, one each per doc (empty titles when the corpus has none)."""
+        if self.titles is None or self.bodies is None:
+            return [""] * len(self.texts), self.texts
+        return self.titles, self.bodies
+
+    def texts_with_title_repeated(self, times: int) -> list[str]:
+        """Each doc as its title ``times`` times, then its body, joined by spaces.
+
+        Args:
+            times: How often the title is repeated; 1 gives ``texts`` itself.
+
+        Returns:
+            One text per doc.
+        """
+        if times == 1:
+            return self.texts
+        titles, bodies = self.titles_and_bodies()
+        return [" ".join([t] * times + [b]).strip() for t, b in zip(titles, bodies, strict=True)]
+
+
+@dataclass(frozen=True)
+class ModeOptions:
+    """Parameters of the modes (the defaults were chosen on SciFact train)."""
+
+    rrf_k: int = DEFAULT_RRF_K
+    depth: int = 100
+    window_tokens: int = DEFAULT_WINDOW_TOKENS
+    window_stride: int = DEFAULT_WINDOW_STRIDE
+    blend_weight: float = DEFAULT_BLEND_WEIGHT
+
+    def __post_init__(self) -> None:
+        if self.rrf_k < 0 or self.depth <= 0:
+            raise ConfigurationError("need rrf_k >= 0 and depth > 0")
+        if not 0 < self.window_stride <= self.window_tokens:
+            raise ConfigurationError("need 0 < window stride <= window tokens")
+        if not 0.0 <= self.blend_weight <= 1.0:
+            raise ConfigurationError("the blend weight must lie in [0, 1]")
 
 
 def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = DEFAULT_RRF_K) -> Ranked:
@@ -67,6 +122,46 @@ def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = DEFAULT_RRF_K) -> Ranke
                 seen.add(doc_id)
                 scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def zscore_blend(parts: Sequence[Ranked], weights: Sequence[float]) -> Ranked:
+    """Weighted sum of per-list z-scores over the union of the lists' docs.
+
+    For each list, a doc it does not contain takes that list's lowest score: it ranked below
+    everything the list returned, and the list's minimum is the closest bound known without
+    scoring the whole corpus. Each list's scores over the union are then standardised (mean 0,
+    population standard deviation 1); a list whose scores are all equal, or that is empty, says
+    nothing about the order and contributes 0 to every doc. A doc repeated within a list keeps
+    its first score. Equal results are ordered by id.
+
+    Args:
+        parts: (doc id, score) lists, one per ranker, on any scale.
+        weights: One weight per list.
+
+    Returns:
+        (doc id, blended score), best first.
+
+    Raises:
+        ValueError: When the numbers of lists and weights differ.
+    """
+    if len(parts) != len(weights):
+        raise ValueError(f"{len(parts)} lists but {len(weights)} weights")
+    union = list(dict.fromkeys(doc_id for part in parts for doc_id, _ in part))
+    blended = np.zeros(len(union), dtype=np.float64)
+    for part, weight in zip(parts, weights, strict=True):
+        scores: dict[str, float] = {}
+        for doc_id, score in part:
+            scores.setdefault(doc_id, score)
+        if not scores:
+            continue
+        floor = min(scores.values())
+        column = np.array([scores.get(doc_id, floor) for doc_id in union], dtype=np.float64)
+        spread = float(column.std())
+        if spread > 0.0:
+            blended += weight * (column - column.mean()) / spread
+    return sorted(
+        zip(union, (float(v) for v in blended), strict=True), key=lambda kv: (-kv[1], kv[0])
+    )
 
 
 def top_k(scores: Vectors, ids: Sequence[str], k: int) -> Ranked:
@@ -96,13 +191,11 @@ class ModeContext:
         corpus: Corpus,
         embedder_factory: Callable[[], Embedder],
         cache_dir: Path | None = None,
-        rrf_k: int = DEFAULT_RRF_K,
-        depth: int = 100,
+        options: ModeOptions | None = None,
     ) -> None:
         self.corpus = corpus
         self.cache_dir = cache_dir
-        self.rrf_k = rrf_k
-        self.depth = depth
+        self.options = options or ModeOptions()
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self._rankers: dict[str, Ranker] = {}
@@ -164,33 +257,44 @@ def register_mode(name: str, factory: ModeFactory) -> None:
     MODES[name] = factory
 
 
+def load_or_embed(embedder: Embedder, texts: Sequence[str], path: Path | None) -> Vectors:
+    """Embed ``texts``, or load their embeddings from ``path`` when a matching file is there.
+
+    Args:
+        embedder: Embeds documents.
+        texts: The texts, one row each.
+        path: The cache file (``None``: no cache). The caller names it by everything that
+            determines the rows (model id, corpus key, how texts were cut).
+
+    Returns:
+        One unit row per text.
+    """
+    if path is not None and path.is_file():
+        cached = np.load(path)
+        if cached.shape[0] == len(texts):
+            logger.info("loaded %d embeddings from %s", len(texts), path)
+            return np.asarray(cached, dtype=np.float32)
+    logger.info("embedding %d texts", len(texts))
+    matrix = embedder.embed_documents(texts)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Write then rename, so an interrupted run never leaves a truncated cache file.
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
+        np.save(tmp, matrix)
+        tmp.replace(path)
+    return matrix
+
+
 class DenseRanker:
     """One embedding per doc (the model's 256-token window), brute-force cosine in numpy."""
 
     def __init__(self, embedder: Embedder, corpus: Corpus, cache_dir: Path | None = None) -> None:
         self.embedder = embedder
         self.ids = corpus.ids
-        self.matrix = self._load_or_embed(corpus, cache_dir)
-
-    def _load_or_embed(self, corpus: Corpus, cache_dir: Path | None) -> Vectors:
         path = None
         if cache_dir is not None:
-            name = f"{self.embedder.model_id}-{corpus.key}.npy"
-            path = cache_dir / name
-            if path.is_file():
-                cached = np.load(path)
-                if cached.shape[0] == len(corpus.ids):
-                    logger.info("loaded %d doc embeddings from %s", len(corpus.ids), path)
-                    return np.asarray(cached, dtype=np.float32)
-        logger.info("embedding %d docs", len(corpus.texts))
-        matrix = self.embedder.embed_documents(corpus.texts)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # Write then rename, so an interrupted run never leaves a truncated cache file.
-            tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
-            np.save(tmp, matrix)
-            tmp.replace(path)
-        return matrix
+            path = cache_dir / f"{embedder.model_id}-{corpus.key}.npy"
+        self.matrix = load_or_embed(embedder, corpus.texts, path)
 
     def rank(self, queries: Sequence[str], k: int) -> list[Ranked]:
         """Cosine similarity of each query embedding to every doc embedding."""
@@ -201,10 +305,27 @@ class DenseRanker:
         return results
 
 
-class Bm25Ranker:
-    """bm25s (Lucene BM25, k1 1.5, b 0.75) with English stop words and Snowball stemming."""
+@dataclass(frozen=True)
+class Bm25Params:
+    """A bm25s scoring variant and how often the title is repeated in the indexed text."""
 
-    def __init__(self, corpus: Corpus) -> None:
+    method: str = "lucene"
+    k1: float = 1.5
+    b: float = 0.75
+    title_repeats: int = 1
+
+
+#: The ``bm25`` mode: bm25s defaults, title once.
+PLAIN_BM25 = Bm25Params()
+#: The ``bm25-tuned`` mode, from the shared README's SciFact ceiling study (chosen there on the
+#: train split): ATIRE idf, long docs penalised harder, the title weighted three times.
+TUNED_BM25 = Bm25Params(method="atire", k1=1.2, b=0.9, title_repeats=3)
+
+
+class Bm25Ranker:
+    """bm25s with English stop words and Snowball stemming (default: Lucene, k1 1.5, b 0.75)."""
+
+    def __init__(self, corpus: Corpus, params: Bm25Params = PLAIN_BM25) -> None:
         import bm25s
         import Stemmer
 
@@ -212,9 +333,12 @@ class Bm25Ranker:
         self._stemmer = Stemmer.Stemmer("english")
         self.ids = corpus.ids
         tokens = bm25s.tokenize(
-            corpus.texts, stopwords="en", stemmer=self._stemmer, show_progress=False
+            corpus.texts_with_title_repeated(params.title_repeats),
+            stopwords="en",
+            stemmer=self._stemmer,
+            show_progress=False,
         )
-        self._index = bm25s.BM25()
+        self._index = bm25s.BM25(method=params.method, k1=params.k1, b=params.b)
         self._index.index(tokens, show_progress=False)
 
     def rank(self, queries: Sequence[str], k: int) -> list[Ranked]:
@@ -265,6 +389,23 @@ class FusionRanker:
         return fused
 
 
+class BlendRanker:
+    """Blends other modes' scores with ``zscore_blend``, each part read to ``depth``."""
+
+    def __init__(self, parts: Sequence[Ranker], weights: Sequence[float], depth: int = 100) -> None:
+        self.parts = list(parts)
+        self.weights = list(weights)
+        self.depth = depth
+
+    def rank(self, queries: Sequence[str], k: int) -> list[Ranked]:
+        """Blend each part's top ``depth`` for every query; keep the best ``k``."""
+        per_part = [part.rank(queries, max(k, self.depth)) for part in self.parts]
+        return [
+            zscore_blend([part[i] for part in per_part], self.weights)[:k]
+            for i in range(len(queries))
+        ]
+
+
 def _dense(ctx: ModeContext) -> Ranker:
     return DenseRanker(ctx.embedder, ctx.corpus, ctx.cache_dir)
 
@@ -274,14 +415,40 @@ def _bm25(ctx: ModeContext) -> Ranker:
 
 
 def _hybrid(ctx: ModeContext) -> Ranker:
-    rrf_k = ctx.rrf_k
+    rrf_k = ctx.options.rrf_k
     return FusionRanker(
         [ctx.ranker("dense"), ctx.ranker("bm25")],
         fuse=lambda rankings: rrf_fuse(rankings, k=rrf_k),
-        depth=ctx.depth,
+        depth=ctx.options.depth,
+    )
+
+
+def _dense_window(ctx: ModeContext) -> Ranker:
+    # Imported here: windows.py builds on this module's helpers.
+    from app.evaluation.windows import WindowRanker
+
+    options = ctx.options
+    return WindowRanker(
+        ctx.embedder, ctx.corpus, ctx.cache_dir, options.window_tokens, options.window_stride
+    )
+
+
+def _bm25_tuned(ctx: ModeContext) -> Ranker:
+    return Bm25Ranker(ctx.corpus, TUNED_BM25)
+
+
+def _blend(ctx: ModeContext) -> Ranker:
+    weight = ctx.options.blend_weight
+    return BlendRanker(
+        [ctx.ranker("bm25-tuned"), ctx.ranker("dense-window")],
+        weights=[weight, 1.0 - weight],
+        depth=ctx.options.depth,
     )
 
 
 register_mode("dense", _dense)
 register_mode("bm25", _bm25)
 register_mode("hybrid", _hybrid)
+register_mode("dense-window", _dense_window)
+register_mode("bm25-tuned", _bm25_tuned)
+register_mode("blend", _blend)
