@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.fakes import HashEmbedder
+from tests.rag.rag_support import Reply, RerankServer
 
 from app.core.errors import ConfigurationError
 from app.evaluation.beir import evaluate_beir, load_beir, load_qrels
-from app.evaluation.modes import ModeOptions
+from app.evaluation.modes import ModeOptions, rerank_order
 from app.evaluation.windows import build_windows, wordpiece_offsets
 from app.rag.embedding import Vectors
+from app.rag.rerank import HttpReranker, RerankScore
 
 CORPUS = [
     {"_id": "d1", "title": "Payment timeout", "text": "the provider answered after 30 seconds"},
@@ -192,6 +195,63 @@ def test_cli_passes_the_mode_options_and_records_them(
         "window_tokens": 96,
         "window_stride": 48,
         "blend_weight": 0.3,
+        "rerank_depth": 40,
     }
     assert main([*argv, "--window-tokens", "8", "--window-stride", "9"]) == 2
     assert "stride" in capsys.readouterr().err
+
+
+def word_overlap(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A crude cross-encoder: each text scores the words it shares with the query (TEI shape)."""
+    query = set(body["query"].lower().split())
+    return [
+        {"index": i, "score": float(len(query & set(text.lower().split())))}
+        for i, text in enumerate(body["texts"])
+    ]
+
+
+def test_rerank_order_puts_scored_first_and_keeps_the_rest_in_fused_order() -> None:
+    fused = [("a", 0.9), ("b", 0.8), ("c", 0.7), ("d", 0.6)]
+    scores = [RerankScore(2, 0.9), RerankScore(0, 0.5), RerankScore(3, 0.5), RerankScore(9, 1.0)]
+    assert rerank_order(fused, scores) == [
+        ("c", 0.9),
+        ("a", 0.5),
+        ("d", 0.5),
+        ("b", float("-inf")),
+    ]
+    assert rerank_order(fused, []) == [(d, float("-inf")) for d, _ in fused]
+
+
+def test_hybrid_rerank_sends_the_top_candidates_to_a_real_reranker(beir_dir: Path) -> None:
+    data = load_beir(beir_dir, "test")
+    with RerankServer() as server:
+        server.script = [Reply(body=word_overlap)]
+        reranker = HttpReranker(server.base_url, "tei")
+        options = ModeOptions(rerank_depth=3)
+        result = evaluate_beir(
+            data, ["hybrid", "hybrid+rerank"], HashEmbedder, options=options, reranker=reranker
+        )
+        reranker.close()
+    assert [r["body"]["query"] for r in server.requests] == [q.text for q in data.queries]
+    assert all(len(r["body"]["texts"]) == 3 for r in server.requests)
+    assert result["modes"]["hybrid+rerank"]["mrr@10"] == 1.0
+    assert result["modes"]["hybrid+rerank"]["recall@100"] == result["modes"]["hybrid"]["recall@100"]
+
+
+def test_a_failing_reranker_keeps_the_fused_order(
+    beir_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = load_beir(beir_dir, "test")
+    with RerankServer() as server:
+        server.script = [Reply(status=503, body={"error": "overloaded"})]
+        reranker = HttpReranker(server.base_url, "tei", timeout_seconds=5)
+        result = evaluate_beir(data, ["hybrid", "hybrid+rerank"], HashEmbedder, reranker=reranker)
+        reranker.close()
+    modes = result["modes"]
+    assert modes["hybrid+rerank"]["ndcg@10"] == modes["hybrid"]["ndcg@10"]
+    assert caplog.text.count("keeps the fused order") == len(data.queries)
+
+
+def test_hybrid_rerank_without_a_reranker_is_refused(beir_dir: Path) -> None:
+    with pytest.raises(ConfigurationError, match="RCA_RERANK_URL"):
+        evaluate_beir(load_beir(beir_dir, "test"), ["hybrid+rerank"], HashEmbedder)

@@ -21,6 +21,7 @@ from app.core.errors import ConfigurationError
 from app.evaluation.metrics import evaluate_rankings
 from app.evaluation.modes import MODES, Corpus, ModeContext, ModeOptions
 from app.rag.embedding import Embedder, sha256_of
+from app.rag.rerank import Reranker
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,7 @@ def evaluate_beir(
     embedder_factory: Callable[[], Embedder],
     cache_dir: Path | None = None,
     options: ModeOptions | None = None,
+    reranker: Reranker | None = None,
 ) -> dict[str, Any]:
     """Rank every evaluated query with each mode and average the standard metrics.
 
@@ -193,6 +195,7 @@ def evaluate_beir(
         cache_dir: Where doc embeddings are cached (``None``: no cache).
         options: The modes' parameters (RRF k, depth, windows, blend weight); ``depth`` is
             also how many docs each query retrieves (recall@100 needs 100).
+        reranker: The second stage of ``hybrid+rerank`` (that mode needs one).
 
     Returns:
         ``{"dataset", "split", "queries", "docs", "corpus_docs", "modes": {mode: metrics}}``;
@@ -205,7 +208,7 @@ def evaluate_beir(
     if unknown:
         raise ConfigurationError(f"unknown mode(s) {', '.join(unknown)}; known: {', '.join(MODES)}")
     options = options or ModeOptions()
-    context = ModeContext(dataset.corpus(), embedder_factory, cache_dir, options)
+    context = ModeContext(dataset.corpus(), embedder_factory, cache_dir, options, reranker)
     depth = options.depth
     texts = [q.text for q in dataset.queries]
     results: dict[str, dict[str, float]] = {}

@@ -97,22 +97,38 @@ def format_beir(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: What ``rca eval beir`` compares when ``--modes`` is not given.
+DEFAULT_BEIR_MODES = ("dense", "bm25", "hybrid")
+
+
 def cmd_eval_beir(args: argparse.Namespace) -> int:
     """Evaluate retrieval modes on one split of a BEIR folder."""
     from app.evaluation.beir import evaluate_beir, load_beir
     from app.evaluation.modes import ModeOptions
     from app.rag.embedding import default_embedder
+    from app.rag.rerank import build_reranker
 
+    settings = get_settings()
+    reranker = build_reranker(settings)
     options = ModeOptions(
         rrf_k=args.rrf_k,
         window_tokens=args.window_tokens,
         window_stride=args.window_stride,
         blend_weight=args.blend_weight,
+        rerank_depth=settings.rerank_max_docs,
     )
     dataset = load_beir(Path(args.dir), args.split, limit=args.limit, max_corpus=args.max_corpus)
     cache_dir = None if args.no_cache else Path(args.cache_dir or _default_cache_dir())
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    result = evaluate_beir(dataset, modes, default_embedder, cache_dir, options)
+    if args.modes is None:
+        # The reranked mode joins the default comparison whenever a reranker is configured.
+        modes = [*DEFAULT_BEIR_MODES, *(["hybrid+rerank"] if reranker else [])]
+    else:
+        modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    try:
+        result = evaluate_beir(dataset, modes, default_embedder, cache_dir, options, reranker)
+    finally:
+        if reranker is not None:
+            reranker.close()
     result["options"] = asdict(options)
     print(format_beir(result))
     write_json_report(args.json, result)
@@ -173,8 +189,8 @@ def add_eval_parser(subparsers: Any) -> None:
     beir.add_argument("--limit", type=int, metavar="N", help="only the first N judged queries")
     beir.add_argument(
         "--modes",
-        default="dense,bm25,hybrid",
-        help=f"comma-separated modes among {', '.join(MODES)} (default dense,bm25,hybrid)",
+        help=f"comma-separated modes among {', '.join(MODES)} (default "
+        f"{','.join(DEFAULT_BEIR_MODES)}, plus hybrid+rerank when RCA_RERANK_URL is set)",
     )
     beir.add_argument(
         "--max-corpus",

@@ -4,8 +4,9 @@ A mode is a factory registered by name that receives a ``ModeContext`` (the corp
 built embedder, the embedding cache, the ``ModeOptions``) and returns a ``Ranker``. Modes may
 ask the context for other modes' rankers, which are built once and shared: ``hybrid`` fuses the
 ``dense`` and ``bm25`` rankings without embedding the corpus twice, and ``blend`` mixes the
-z-scored ``bm25-tuned`` and ``dense-window`` scores. The product's own hybrid engine can replace
-``hybrid`` with ``register_mode("hybrid", factory)``.
+z-scored ``bm25-tuned`` and ``dense-window`` scores. ``hybrid+rerank`` sends ``hybrid``'s top
+candidates to the configured reranker (``RCA_RERANK_URL``), the product's second stage. The
+product's own hybrid engine can replace ``hybrid`` with ``register_mode("hybrid", factory)``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Protocol
 
 import numpy as np
 
-from app.core.errors import ConfigurationError
+from app.core.errors import ConfigurationError, UpstreamError
 from app.rag.embedding import Embedder, Vectors
+from app.rag.rerank import Reranker, RerankScore
 
 logger = logging.getLogger(__name__)
 
@@ -90,10 +92,12 @@ class ModeOptions:
     window_tokens: int = DEFAULT_WINDOW_TOKENS
     window_stride: int = DEFAULT_WINDOW_STRIDE
     blend_weight: float = DEFAULT_BLEND_WEIGHT
+    #: Candidates ``hybrid+rerank`` sends to the reranker (``RCA_RERANK_MAX_DOCS``).
+    rerank_depth: int = 40
 
     def __post_init__(self) -> None:
-        if self.rrf_k < 0 or self.depth <= 0:
-            raise ConfigurationError("need rrf_k >= 0 and depth > 0")
+        if self.rrf_k < 0 or self.depth <= 0 or self.rerank_depth <= 0:
+            raise ConfigurationError("need rrf_k >= 0, depth > 0 and rerank depth > 0")
         if not 0 < self.window_stride <= self.window_tokens:
             raise ConfigurationError("need 0 < window stride <= window tokens")
         if not 0.0 <= self.blend_weight <= 1.0:
@@ -192,10 +196,12 @@ class ModeContext:
         embedder_factory: Callable[[], Embedder],
         cache_dir: Path | None = None,
         options: ModeOptions | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self.corpus = corpus
         self.cache_dir = cache_dir
         self.options = options or ModeOptions()
+        self.reranker = reranker
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self._rankers: dict[str, Ranker] = {}
@@ -406,6 +412,58 @@ class BlendRanker:
         ]
 
 
+def rerank_order(candidates: Ranked, scores: Sequence[RerankScore]) -> Ranked:
+    """``candidates`` reordered by the reranker's scores.
+
+    Scored candidates come first, best score first (equal scores keep their fused order), each
+    with its rerank score; candidates the reranker left out follow in fused order with score
+    ``-inf``, so they never outrank a scored one.
+
+    Args:
+        candidates: (doc id, fused score) in fused order, as sent to the reranker.
+        scores: The reranker's scores; indexes refer to positions in ``candidates``.
+
+    Returns:
+        The reordered candidates.
+    """
+    by_index = {s.index: s.score for s in scores if 0 <= s.index < len(candidates)}
+    scored = sorted(by_index, key=lambda i: (-by_index[i], i))
+    rest = [i for i in range(len(candidates)) if i not in by_index]
+    return [(candidates[i][0], by_index[i]) for i in scored] + [
+        (candidates[i][0], float("-inf")) for i in rest
+    ]
+
+
+class RerankRanker:
+    """Another ranker's top ``depth`` rescored by a reranker; the tail keeps its order.
+
+    A query whose rerank call fails keeps the fused order (as the product's engine does) and
+    is counted in ``fallbacks``.
+    """
+
+    def __init__(self, base: Ranker, reranker: Reranker, corpus: Corpus, depth: int = 40) -> None:
+        self.base = base
+        self.reranker = reranker
+        self.depth = depth
+        self.texts = dict(zip(corpus.ids, corpus.texts, strict=True))
+        self.fallbacks = 0
+
+    def rank(self, queries: Sequence[str], k: int) -> list[Ranked]:
+        """Rerank each query's top ``depth`` of the base ranking, then keep the best ``k``."""
+        results: list[Ranked] = []
+        for query, ranked in zip(queries, self.base.rank(queries, k), strict=True):
+            head, tail = ranked[: self.depth], ranked[self.depth :]
+            try:
+                scores = self.reranker.rerank(query, [self.texts[d] for d, _ in head])
+            except UpstreamError as exc:
+                self.fallbacks += 1
+                logger.warning("rerank failed (%s); this query keeps the fused order", exc)
+                results.append(ranked[:k])
+                continue
+            results.append((rerank_order(head, scores) + tail)[:k])
+        return results
+
+
 def _dense(ctx: ModeContext) -> Ranker:
     return DenseRanker(ctx.embedder, ctx.corpus, ctx.cache_dir)
 
@@ -451,4 +509,15 @@ register_mode("bm25", _bm25)
 register_mode("hybrid", _hybrid)
 register_mode("dense-window", _dense_window)
 register_mode("bm25-tuned", _bm25_tuned)
+
+
+def _hybrid_rerank(ctx: ModeContext) -> Ranker:
+    if ctx.reranker is None:
+        raise ConfigurationError("mode hybrid+rerank needs a reranker: set RCA_RERANK_URL")
+    return RerankRanker(
+        ctx.ranker("hybrid"), ctx.reranker, ctx.corpus, depth=ctx.options.rerank_depth
+    )
+
+
 register_mode("blend", _blend)
+register_mode("hybrid+rerank", _hybrid_rerank)
