@@ -54,14 +54,6 @@ def cmd_bench_retrieve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_retrieve(kinds: Any) -> None:
-    retrieve = kinds.add_parser("retrieve", help="dense vs bm25 vs hybrid on the knowledge base")
-    retrieve.add_argument("--runs", type=int, default=100, help="timed retrievals per mode")
-    retrieve.add_argument("--warmup", type=int, default=3, help="untimed rounds first")
-    retrieve.add_argument("--json", metavar="OUT", help="also write every number here")
-    retrieve.set_defaults(handler=cmd_bench_retrieve)
-
-
 def cmd_bench_graph(args: argparse.Namespace) -> int:
     """Run the incident-to-review benchmark, print the table, optionally write JSON."""
     from app.bench.graph import format_graph_bench, run_graph_bench
@@ -72,12 +64,33 @@ def cmd_bench_graph(args: argparse.Namespace) -> int:
     return 0
 
 
+def _timed(kinds: Any, name: str, what: str, runs: str, handler: Any) -> None:
+    """A bench whose options are ``--runs``, ``--warmup`` and ``--json``."""
+    bench = kinds.add_parser(name, help=what)
+    bench.add_argument("--runs", type=int, default=100, help=runs)
+    bench.add_argument("--warmup", type=int, default=3, help="untimed rounds first")
+    bench.add_argument("--json", metavar="OUT", help="also write every number here")
+    bench.set_defaults(handler=handler)
+
+
+def _add_retrieve(kinds: Any) -> None:
+    _timed(
+        kinds,
+        "retrieve",
+        "dense vs bm25 vs hybrid on the knowledge base",
+        "timed retrievals per mode",
+        cmd_bench_retrieve,
+    )
+
+
 def _add_graph(kinds: Any) -> None:
-    graph = kinds.add_parser("graph", help="incident -> awaiting review (and approve) in process")
-    graph.add_argument("--runs", type=int, default=100, help="timed incidents and approvals")
-    graph.add_argument("--warmup", type=int, default=3, help="untimed rounds first")
-    graph.add_argument("--json", metavar="OUT", help="also write every number here")
-    graph.set_defaults(handler=cmd_bench_graph)
+    _timed(
+        kinds,
+        "graph",
+        "incident -> awaiting review (and approve) in process",
+        "timed incidents and approvals",
+        cmd_bench_graph,
+    )
 
 
 def cmd_bench_ingest(args: argparse.Namespace) -> int:

@@ -47,6 +47,41 @@ def load_average() -> float | None:
         return None
 
 
+def machine(load_before: float | None, **details: Any) -> dict[str, Any]:
+    """The ``machine`` block of a bench result: cores, extra ``details``, load before/after.
+
+    Args:
+        load_before: ``load_average()`` taken when the bench started.
+        **details: More facts to record (versions, processor).
+
+    Returns:
+        ``{"cpus", **details, "load_average_1m": {"before", "after"}}``.
+    """
+    return {
+        "cpus": os.cpu_count(),
+        **details,
+        # Other processes competing for the cores skew every number; record how busy it was.
+        "load_average_1m": {"before": load_before, "after": load_average()},
+    }
+
+
+def format_timings(label: str, timings: dict[str, dict[str, Any]], width: int = 18) -> list[str]:
+    """Table lines ``name  runs  median ms  p95 ms`` for ``Timing`` dicts, header first.
+
+    Args:
+        label: The first column's heading.
+        timings: Name to ``{"runs", "median_ms", "p95_ms"}``.
+        width: The first column's width.
+
+    Returns:
+        The lines.
+    """
+    lines = [f"{label:<{width}}{'runs':>6}{'median ms':>12}{'p95 ms':>10}"]
+    for name, t in timings.items():
+        lines.append(f"{name:<{width}}{t['runs']:>6}{t['median_ms']:>12.2f}{t['p95_ms']:>10.2f}")
+    return lines
+
+
 def format_load(load: dict[str, float | None]) -> str:
     """The machine's 1-minute load average before and after, as one line."""
     return f"load average (1 min) before/after: {load['before']} / {load['after']}"

@@ -16,7 +16,6 @@ Three ways to embed with the same int8 model file, side by side in one process:
 from __future__ import annotations
 
 import json
-import os
 import platform
 import statistics
 import tempfile
@@ -32,7 +31,7 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from app.bench.common import format_load, load_average
+from app.bench.common import format_load, format_timings, load_average, machine
 from app.core.config import PROJECT_ROOT
 from app.rag.embedding import (
     DEFAULT_BATCH_SIZE,
@@ -366,14 +365,12 @@ def run_embed_bench(
             docs_per_s[name] = {"docs": len(texts), **{k: asdict(v) for k, v in passes.items()}}
 
     return {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "onnxruntime": ort.__version__,
-            # Other processes competing for the cores skew every number; record how busy it was.
-            "load_average_1m": {"before": load_before, "after": load_average()},
-        },
+        "machine": machine(
+            load_before,
+            processor=platform.processor() or platform.machine(),
+            python=platform.python_version(),
+            onnxruntime=ort.__version__,
+        ),
         "config": {
             "runs": runs,
             "warmup": warmup,
@@ -475,11 +472,7 @@ def format_embed_bench(result: dict[str, Any]) -> str:
     Returns:
         Printable text.
     """
-    lines = [f"{'per query':<22}{'runs':>6}{'median ms':>12}{'p95 ms':>10}"]
-    for name, timing in result["per_query"].items():
-        lines.append(
-            f"{name:<22}{timing['runs']:>6}{timing['median_ms']:>12.2f}{timing['p95_ms']:>10.2f}"
-        )
+    lines = format_timings("per query", result["per_query"], width=22)
     lines.append("")
     lines.append(f"{'docs/s':<22}{'docs':>6}{'ours':>10}{'bare':>10}{'stock':>10}")
     for corpus, entry in result["docs_per_s"].items():

@@ -18,7 +18,6 @@ the history, which later runs search, as in a running service.
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -30,7 +29,9 @@ from app.bench.common import (
     embedded_settings,
     format_load,
     format_rss,
+    format_timings,
     load_average,
+    machine,
     peak_rss_mib,
     rss_mib,
 )
@@ -123,11 +124,7 @@ def run_graph_bench(
         settings = embedded_settings(base, state_dir=Path(state))
         measured = asyncio.run(_measure(settings, bodies, runs, warmup))
     return {
-        "machine": {
-            "cpus": os.cpu_count(),
-            # Other processes competing for the cores skew every number; record how busy it was.
-            "load_average_1m": {"before": load_before, "after": load_average()},
-        },
+        "machine": machine(load_before),
         "config": {
             "runs": runs,
             "warmup": warmup,
@@ -148,11 +145,7 @@ def format_graph_bench(result: dict[str, Any]) -> str:
     Returns:
         Printable text.
     """
-    lines = [f"{'operation':<18}{'runs':>6}{'median ms':>12}{'p95 ms':>10}"]
-    for name, timing in result["operations"].items():
-        lines.append(
-            f"{name:<18}{timing['runs']:>6}{timing['median_ms']:>12.2f}{timing['p95_ms']:>10.2f}"
-        )
+    lines = format_timings("operation", result["operations"])
     counts, config = result["counts"], result["config"]
     lines.append(
         f"{counts['created']} incidents created, {counts['approved']} approved "

@@ -18,7 +18,6 @@ embedding again.
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 import uuid
@@ -34,6 +33,7 @@ from app.bench.common import (
     format_load,
     format_rss,
     load_average,
+    machine,
     peak_rss_mib,
     rss_mib,
 )
@@ -180,11 +180,7 @@ def run_ingest_bench(
         for name in CONTENDERS
     }
     return {
-        "machine": {
-            "cpus": os.cpu_count(),
-            # Other processes competing for the cores skew every number; record how busy it was.
-            "load_average_1m": {"before": load_before, "after": load_average()},
-        },
+        "machine": machine(load_before),
         "config": {
             "runs": runs,
             "docs": len(texts),

@@ -14,7 +14,6 @@ once per run on the same query, in rotating order:
 
 from __future__ import annotations
 
-import os
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict
@@ -24,7 +23,9 @@ from app.bench.common import (
     embedded_settings,
     format_load,
     format_rss,
+    format_timings,
     load_average,
+    machine,
     peak_rss_mib,
     rss_mib,
 )
@@ -99,11 +100,7 @@ def run_retrieve_bench(
         engine.close()
         knowledge.store.client.delete_collection(knowledge.store.collection_name)
     return {
-        "machine": {
-            "cpus": os.cpu_count(),
-            # Other processes competing for the cores skew every number; record how busy it was.
-            "load_average_1m": {"before": load_before, "after": load_average()},
-        },
+        "machine": machine(load_before),
         "config": {
             "runs": runs,
             "warmup": warmup,
@@ -133,11 +130,7 @@ def format_retrieve_bench(result: dict[str, Any]) -> str:
     Returns:
         Printable text.
     """
-    lines = [f"{'mode':<10}{'runs':>6}{'median ms':>12}{'p95 ms':>10}"]
-    for name, timing in result["modes"].items():
-        lines.append(
-            f"{name:<10}{timing['runs']:>6}{timing['median_ms']:>12.2f}{timing['p95_ms']:>10.2f}"
-        )
+    lines = format_timings("mode", result["modes"], width=10)
     config = result["config"]
     lines.append(
         f"{config['queries']} incident queries from {config['queries_from']} (median "
