@@ -6,10 +6,9 @@ A user's clone has no ``../shared``: tests that need it skip with a clear reason
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
+from tests.support import skip_or_fail
 
 from app.core.config import PROJECT_ROOT
 
@@ -18,11 +17,6 @@ DATASETS_DIR = SHARED_DIR / "datasets"
 SCIFACT_DIR = DATASETS_DIR / "scifact"
 LOGHUB_DIR = DATASETS_DIR / "loghub_template_ir"
 MODELS_DIR = SHARED_DIR / "models" / "all-MiniLM-L6-v2"
-
-
-def on_ci() -> bool:
-    """True when the environment says this is a CI run (``CI=true``, any case)."""
-    return os.environ.get("CI", "").strip().lower() == "true"
 
 
 def require_shared(path: Path) -> Path:
@@ -36,10 +30,7 @@ def require_shared(path: Path) -> Path:
     """
     if path.exists():
         return path
-    reason = (
+    skip_or_fail(
         f"shared data {path} is absent (public eval data lives in ../shared beside the "
         "project, never in the repo)"
     )
-    if on_ci():
-        pytest.fail(f"CI=true requires it: {reason}")
-    pytest.skip(reason)

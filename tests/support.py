@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, NoReturn, Self
 
 import httpx
 
@@ -233,10 +233,15 @@ def make_settings(state_dir: Path, **overrides: object) -> Settings:
     return Settings(**values)  # type: ignore[arg-type]
 
 
-def skip_or_fail(reason: str) -> None:
+def on_ci() -> bool:
+    """True when the environment says this is a CI run (``CI=true``, any case)."""
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def skip_or_fail(reason: str) -> NoReturn:
     """Skip with ``reason``, or fail on CI (``CI=true``), where nothing may be missing."""
     import pytest
 
-    if os.environ.get("CI", "").strip().lower() == "true":
+    if on_ci():
         pytest.fail(f"CI=true requires it: {reason}")
     pytest.skip(reason)

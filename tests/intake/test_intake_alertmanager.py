@@ -34,7 +34,7 @@ def audit_types(client: TestClient, incident_id: str) -> list[str]:
     return [e["type"] for e in events]
 
 
-def test_firing_alert_becomes_an_incident_awaiting_review(intake_client: TestClient) -> None:
+def test_firing_alert_becomes_an_incident_awaiting_review(shared_client: TestClient) -> None:
     body = notification(
         alert(
             alertname="CheckoutDiscountCrash",
@@ -46,10 +46,10 @@ def test_firing_alert_becomes_an_incident_awaiting_review(intake_client: TestCli
             },
         )
     )
-    result = post(intake_client, body)
+    result = post(shared_client, body)
     assert result["deduplicated"] == 0 and result["resolved"] == 0
     [incident_id] = result["incident_ids"]
-    incident = intake_client.get(f"/api/incidents/{incident_id}").json()
+    incident = shared_client.get(f"/api/incidents/{incident_id}").json()
     assert incident["status"] == "awaiting_review"
     data = incident["incident"]
     assert data["message"] == (
@@ -62,89 +62,89 @@ def test_firing_alert_becomes_an_incident_awaiting_review(intake_client: TestCli
     assert incident["similar_error_docs"][0]["metadata"]["error_code"] == "CO-500"
 
 
-def test_no_code_is_derived_from_the_alert_name(intake_client: TestClient) -> None:
+def test_no_code_is_derived_from_the_alert_name(shared_client: TestClient) -> None:
     result = post(
-        intake_client,
+        shared_client,
         notification(alert(alertname="PaymentTimeoutPAY408", annotations={}, labels={})),
     )
-    incident = intake_client.get(f"/api/incidents/{result['incident_ids'][0]}").json()
+    incident = shared_client.get(f"/api/incidents/{result['incident_ids'][0]}").json()
     assert "error_code" not in incident["incident"] and "service" not in incident["incident"]
     assert incident["incident"]["message"] == "PaymentTimeoutPAY408"  # alertname fallback
 
 
 def test_grouped_notification_opens_one_incident_per_firing_alert(
-    intake_client: TestClient,
+    shared_client: TestClient,
 ) -> None:
     body = notification(
         alert(labels={"instance": "checkout-1"}),
         alert(labels={"instance": "checkout-2"}),
     )
-    result = post(intake_client, body)
+    result = post(shared_client, body)
     assert len(result["incident_ids"]) == 2 and len(set(result["incident_ids"])) == 2
     for incident_id in result["incident_ids"]:
-        assert intake_client.get(f"/api/incidents/{incident_id}").json()["status"] == (
+        assert shared_client.get(f"/api/incidents/{incident_id}").json()["status"] == (
             "awaiting_review"
         )
 
 
-def test_same_fingerprint_while_open_is_deduplicated(intake_client: TestClient) -> None:
+def test_same_fingerprint_while_open_is_deduplicated(shared_client: TestClient) -> None:
     repeated = alert()
-    first = post(intake_client, notification(repeated))
-    before = total_incidents(intake_client)
-    again = post(intake_client, notification(repeated))
+    first = post(shared_client, notification(repeated))
+    before = total_incidents(shared_client)
+    again = post(shared_client, notification(repeated))
     assert again == {"incident_ids": [], "deduplicated": 1, "resolved": 0}
-    assert total_incidents(intake_client) == before
-    assert audit_types(intake_client, first["incident_ids"][0]).count("draft") == 1
+    assert total_incidents(shared_client) == before
+    assert audit_types(shared_client, first["incident_ids"][0]).count("draft") == 1
 
 
-def test_duplicate_within_one_notification_is_deduplicated(intake_client: TestClient) -> None:
+def test_duplicate_within_one_notification_is_deduplicated(shared_client: TestClient) -> None:
     repeated = alert()
-    result = post(intake_client, notification(repeated, dict(repeated)))
+    result = post(shared_client, notification(repeated, dict(repeated)))
     assert len(result["incident_ids"]) == 1 and result["deduplicated"] == 1
 
 
 def test_same_fingerprint_after_a_decision_opens_a_new_incident(
-    intake_client: TestClient,
+    shared_client: TestClient,
 ) -> None:
     repeated = alert()
-    [first] = post(intake_client, notification(repeated))["incident_ids"]
-    decided = intake_client.post(
+    [first] = post(shared_client, notification(repeated))["incident_ids"]
+    decided = shared_client.post(
         f"/api/incidents/{first}/decision", json={"action": "approve", "reviewer": "ana"}
     )
     assert decided.status_code == 200, decided.text
-    [second] = post(intake_client, notification(repeated))["incident_ids"]
+    [second] = post(shared_client, notification(repeated))["incident_ids"]
     assert second != first
 
 
-def test_resolved_alert_annotates_the_open_incident_once(intake_client: TestClient) -> None:
+def test_resolved_alert_annotates_the_open_incident_once(shared_client: TestClient) -> None:
     firing = alert()
-    [incident_id] = post(intake_client, notification(firing))["incident_ids"]
+    [incident_id] = post(shared_client, notification(firing))["incident_ids"]
     resolved = {**firing, "status": "resolved", "endsAt": "2026-11-29T10:30:00Z"}
-    result = post(intake_client, notification(resolved))
+    result = post(shared_client, notification(resolved))
     assert result == {"incident_ids": [], "deduplicated": 0, "resolved": 1}
-    events = intake_client.get(f"/api/incidents/{incident_id}/audit").json()["events"]
+    events = shared_client.get(f"/api/incidents/{incident_id}/audit").json()["events"]
     [event] = [e for e in events if e["type"] == "alert_resolved"]
     assert event["fingerprint"] == firing["fingerprint"] and event["actor"] == "alertmanager"
     assert event["ends_at"].startswith("2026-11-29T10:30")
     # Alertmanager re-sends resolved alerts with the group: recorded once.
-    assert post(intake_client, notification(resolved))["resolved"] == 0
-    assert audit_types(intake_client, incident_id).count("alert_resolved") == 1
+    assert post(shared_client, notification(resolved))["resolved"] == 0
+    assert audit_types(shared_client, incident_id).count("alert_resolved") == 1
     # The incident itself is still for a human to decide.
-    assert intake_client.get(f"/api/incidents/{incident_id}").json()["status"] == (
+    assert shared_client.get(f"/api/incidents/{incident_id}").json()["status"] == (
         "awaiting_review"
     )
 
 
-def test_resolved_alert_without_an_incident_is_ignored(intake_client: TestClient) -> None:
-    result = post(intake_client, notification(alert(status="resolved")))
+def test_resolved_alert_without_an_incident_is_ignored(shared_client: TestClient) -> None:
+    result = post(shared_client, notification(alert(status="resolved")))
     assert result == {"incident_ids": [], "deduplicated": 0, "resolved": 0}
 
 
-def test_missing_fingerprint_is_derived_from_the_labels(intake_client: TestClient) -> None:
+def test_missing_fingerprint_is_derived_from_the_labels(shared_client: TestClient) -> None:
     bare = alert(labels={"instance": "checkout-9"})
     del bare["fingerprint"]
-    assert len(post(intake_client, notification(bare))["incident_ids"]) == 1
-    assert post(intake_client, notification(bare))["deduplicated"] == 1
+    assert len(post(shared_client, notification(bare))["incident_ids"]) == 1
+    assert post(shared_client, notification(bare))["deduplicated"] == 1
 
 
 def _without(body: dict[str, Any], *path: str | int) -> dict[str, Any]:
@@ -179,18 +179,18 @@ def _without(body: dict[str, Any], *path: str | int) -> dict[str, Any]:
     ],
 )
 def test_malformed_notification_is_422_naming_the_field_and_creates_nothing(
-    intake_client: TestClient, make: Any, fragment: str
+    shared_client: TestClient, make: Any, fragment: str
 ) -> None:
-    before = total_incidents(intake_client)
-    response = intake_client.post(URL, json=make())
+    before = total_incidents(shared_client)
+    response = shared_client.post(URL, json=make())
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert error["code"] == "validation_error" and fragment in error["message"], error
-    assert total_incidents(intake_client) == before
+    assert total_incidents(shared_client) == before
 
 
-def test_non_json_body_is_422(intake_client: TestClient) -> None:
-    response = intake_client.post(
+def test_non_json_body_is_422(shared_client: TestClient) -> None:
+    response = shared_client.post(
         URL, content=b"{not json", headers={"content-type": "application/json"}
     )
     assert response.status_code == 422
@@ -215,9 +215,9 @@ def test_the_webhook_needs_a_submitter_key_when_auth_is_on(tmp_path: Path) -> No
         assert response.status_code == 202 and len(response.json()["incident_ids"]) == 1
 
 
-def test_concurrent_deliveries_of_one_alert_open_one_incident(intake_client: TestClient) -> None:
+def test_concurrent_deliveries_of_one_alert_open_one_incident(shared_client: TestClient) -> None:
     body = notification(alert())
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda _: post(intake_client, body), range(2)))
+        results = list(pool.map(lambda _: post(shared_client, body), range(2)))
     assert sum(len(r["incident_ids"]) for r in results) == 1
     assert sum(r["deduplicated"] for r in results) == 1

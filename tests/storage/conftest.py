@@ -21,7 +21,7 @@ import aiosqlite
 import psycopg
 import pytest
 from psycopg import sql
-from tests.shared_data import on_ci
+from tests.support import skip_or_fail
 
 from app.incidents.repository import IncidentRepository, SqliteIncidentRepository
 from app.storage.base import StateBackend
@@ -49,10 +49,7 @@ def require_service(name: str, url: str, default_port: int) -> str:
         with socket.create_connection((host, port), timeout=3):
             return url
     except OSError as exc:
-        reason = f"{name} is not reachable at {host}:{port} ({exc})"
-    if on_ci():
-        pytest.fail(f"CI=true requires it: {reason}")
-    pytest.skip(reason)
+        skip_or_fail(f"{name} is not reachable at {host}:{port} ({exc})")
 
 
 def with_database(url: str, database: str) -> str:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 from typing import Any
 
 import psycopg
 import pytest
-from tests.shared_data import on_ci
 
 from app.core.errors import Conflict
 from app.graph.deps import GraphDeps
@@ -159,23 +157,9 @@ async def test_create_interrupt_resume_on_the_postgres_checkpointer(
     assert [e.type for e in await service.audit(created.id)] == ["created", "draft", "decision"]
 
 
-def require_lease_aware_recovery() -> None:
-    """The next test needs ``IncidentService`` to use the repository's leases."""
-    if "repository.lease(" in inspect.getsource(IncidentService):
-        return
-    reason = (
-        "IncidentService does not take incident leases yet: create, decide and recover must "
-        "use repository.lease() and recovery_lock() (docs/architecture/deployment.md)"
-    )
-    if on_ci():
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
 async def test_a_starting_worker_recovers_only_runs_no_live_worker_owns(
     two_workers: tuple[StateBackend, StateBackend], knowledge: KnowledgeBase
 ) -> None:
-    require_lease_aware_recovery()
     live, starting = two_workers
     owner = postgres_repository(live)
     now = "2026-01-01T10:00:00+00:00"

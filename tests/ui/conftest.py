@@ -7,21 +7,13 @@ tests skip with the reason, except under ``CI=true``, where they fail: CI must r
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from tests.support import unique_name
+from tests.support import ServiceProcess, skip_or_fail, unique_name
 from tests.ui.ui_support import API_KEYS_SPEC, KEYS, Api
-
-from app.core.config import PROJECT_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -33,8 +25,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
-# Until app.main.create_app includes the UI router, the server runs through this factory.
-APP_FACTORY = "app.main:create_app"
 READY_TIMEOUT_SECONDS = 180
 
 
@@ -48,76 +38,27 @@ def require_browser() -> None:
     if not CHROMIUM.exists():
         problems.append(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     if problems:
-        reason = "reviewer UI e2e tests need a browser: " + "; ".join(problems)
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        skip_or_fail("reviewer UI e2e tests need a browser: " + "; ".join(problems))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real uvicorn process on a free port with its own state dir and collection."""
     require_browser()
-    state_dir = tmp_path_factory.mktemp("ui-state")
-    log_path = state_dir / "server.log"
-    port = free_port()
-    env = {
-        **os.environ,
-        "RCA_STATE_DIR": str(state_dir),
-        "RCA_COLLECTION_NAME": unique_name("ui"),
-        "RCA_AUTH": "on",
-        "RCA_API_KEYS": API_KEYS_SPEC,
-        # Many page loads and polls per minute from one key: no rate limit in these tests.
-        "RCA_RATE_LIMIT_PER_MINUTE": "100000",
-        "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), str(PROJECT_ROOT / "backend")]),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        APP_FACTORY,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    base_url = f"http://127.0.0.1:{port}"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            command, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
-        )
-        try:
-            deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"server exited early:\n{log_path.read_text()[-4000:]}")
-                try:
-                    ready = httpx.get(
-                        f"{base_url}/ready", headers={"X-API-Key": KEYS["monitor"]}, timeout=2
-                    )
-                    if ready.status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"server never became ready:\n{log_path.read_text()[-4000:]}")
-                time.sleep(0.2)
-            yield base_url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    process = ServiceProcess(
+        {
+            "RCA_STATE_DIR": str(tmp_path_factory.mktemp("ui-state")),
+            "RCA_COLLECTION_NAME": unique_name("ui"),
+            "RCA_AUTH": "on",
+            "RCA_API_KEYS": API_KEYS_SPEC,
+            # Many page loads and polls per minute from one key: no rate limit in these tests.
+            "RCA_RATE_LIMIT_PER_MINUTE": "100000",
+        }
+    ).start(timeout=READY_TIMEOUT_SECONDS)
+    try:
+        yield process.base_url
+    finally:
+        process.stop()
 
 
 @pytest.fixture(scope="module")
