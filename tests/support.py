@@ -37,6 +37,18 @@ def free_port() -> int:
         return port
 
 
+def stop_process(process: subprocess.Popen[bytes] | None, timeout: float = 30.0) -> None:
+    """Terminate ``process`` if it runs; kill it when it has not stopped within ``timeout``."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
+
+
 def wait_until_serving(
     process: subprocess.Popen[bytes],
     url: str,
@@ -213,12 +225,7 @@ class ServiceProcess:
 
     def stop(self) -> None:
         """Graceful stop, then kill if needed."""
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_process(self.process)
 
 
 def make_settings(state_dir: Path, **overrides: object) -> Settings:

@@ -97,7 +97,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from app.intake.logfile import incident_from_log
     from app.runtime import open_runtime
     from app.schemas import IncidentCreate
-    from app.smoke import print_rca
+    from app.smoke import print_analysis
 
     if not args.file and not args.log:
         print("error: give an incident JSON file or --log FILE", file=sys.stderr)
@@ -118,11 +118,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         async with open_runtime(get_settings()) as runtime:
             created = await runtime.incidents.create(body)
         print(f"incident {created.id}: {created.status.value}")
-        for rank, doc in enumerate(created.similar_error_docs, start=1):
-            code = doc.metadata.get("error_code")
-            print(f"  {rank}. {code:<20} similarity={doc.similarity:.3f} {doc.id}")
-        if created.rca:
-            print_rca(created.rca)
+        print_analysis(created)
         return 0
 
     return asyncio.run(analyze())

@@ -16,7 +16,7 @@ from typing import Any
 from app.core.config import Settings, get_settings
 from app.runtime import open_runtime
 from app.sample_app import crash_checkout
-from app.schemas import DecisionCreate, IncidentCreate
+from app.schemas import DecisionCreate, IncidentCreate, IncidentPublic
 
 EXPECTED_TOP_CODE = "CO-500"
 
@@ -37,6 +37,15 @@ def print_rca(rca: dict[str, Any]) -> None:
     print(f"  provenance: {json.dumps(rca.get('provenance', {}))}")
 
 
+def print_analysis(created: IncidentPublic) -> None:
+    """The incident's ranked error docs and its RCA (``rca smoke`` and ``rca analyze``)."""
+    for rank, doc in enumerate(created.similar_error_docs, start=1):
+        code = doc.metadata.get("error_code")
+        print(f"  {rank}. {code:<20} similarity={doc.similarity:.3f} {doc.id}")
+    if created.rca:
+        print_rca(created.rca)
+
+
 async def smoke(settings: Settings) -> list[str]:
     """Run the loop; return the unmet expectations (empty when all is well)."""
     failures: list[str] = []
@@ -46,11 +55,7 @@ async def smoke(settings: Settings) -> list[str]:
         print(f"incident: {incident['error_code']} {incident['event']}: {incident['message']}")
         created = await runtime.incidents.create(IncidentCreate(**incident))
         print(f"status: {created.status.value}")
-        for rank, doc in enumerate(created.similar_error_docs, start=1):
-            code = doc.metadata.get("error_code")
-            print(f"  {rank}. {code:<20} similarity={doc.similarity:.3f} {doc.id}")
-        if created.rca:
-            print_rca(created.rca)
+        print_analysis(created)
         print(f"dropped evidence ids: {created.dropped_evidence_ids or 'none'}")
         top = (
             created.similar_error_docs[0].metadata.get("error_code")

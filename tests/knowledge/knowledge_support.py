@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.fakes import HashEmbedder
-from tests.support import KNOWLEDGE_PATH, free_port, wait_until_serving
+from tests.support import KNOWLEDGE_PATH, free_port, stop_process, wait_until_serving
 
 from app.core.config import PROJECT_ROOT
 from app.rag.embedding import Vectors
@@ -90,13 +90,7 @@ class ChromaServer:
 
     def stop(self) -> None:
         """Terminate the server (kill it if it does not stop)."""
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=30)
+        stop_process(self.process)
 
 
 def run_cli(args: Sequence[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

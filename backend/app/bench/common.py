@@ -30,6 +30,18 @@ def peak_rss_mib() -> float | None:
     return _status_mib("self", "VmHWM")
 
 
+def memory(**earlier: float | None) -> dict[str, float | None]:
+    """The ``rss_mib`` block of a bench result: ``earlier`` readings, then now and the peak.
+
+    Args:
+        **earlier: Readings taken before, by name (``start``, ``ready``).
+
+    Returns:
+        ``{**earlier, "end", "peak"}`` in MiB.
+    """
+    return {**earlier, "end": rss_mib(), "peak": peak_rss_mib()}
+
+
 def format_rss(rss: dict[str, float | None]) -> str:
     """One line naming every memory reading, e.g. ``process RSS (MiB): start 310, end 402``."""
     readings = ", ".join(f"{name} {'-' if v is None else f'{v:.0f}'}" for name, v in rss.items())

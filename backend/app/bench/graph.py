@@ -32,7 +32,7 @@ from app.bench.common import (
     format_timings,
     load_average,
     machine,
-    peak_rss_mib,
+    memory,
     rss_mib,
 )
 from app.bench.embed import time_calls
@@ -86,12 +86,7 @@ async def _measure(
     return {
         "operations": {name: asdict(timing) for name, timing in timings.items()},
         "counts": {**counts, "pending": len(pending)},
-        "rss_mib": {
-            "start": rss_start,
-            "ready": rss_ready,
-            "end": rss_mib(),
-            "peak": peak_rss_mib(),
-        },
+        "rss_mib": memory(start=rss_start, ready=rss_ready),
     }
 
 

@@ -34,7 +34,7 @@ from app.bench.common import (
     format_rss,
     load_average,
     machine,
-    peak_rss_mib,
+    memory,
     rss_mib,
 )
 from app.bench.embed import DEFAULT_SCIFACT_DIR, scifact_docs, time_passes
@@ -191,7 +191,7 @@ def run_ingest_bench(
         "passes": passes,
         "store_ms_per_doc": statistics.median(p["store_ms_per_doc"] for p in passes),
         "resync_unchanged_s": round(statistics.median(resync_seconds), 3),
-        "rss_mib": {"start": rss_start, "end": rss_mib(), "peak": peak_rss_mib()},
+        "rss_mib": memory(start=rss_start),
         "skipped": {},
     }
 

@@ -26,7 +26,7 @@ from app.bench.common import (
     format_timings,
     load_average,
     machine,
-    peak_rss_mib,
+    memory,
     rss_mib,
 )
 from app.bench.embed import time_calls
@@ -112,12 +112,7 @@ def run_retrieve_bench(
             "candidates": engine.config.candidates,
         },
         "modes": {name: asdict(timing) for name, timing in timings.items()},
-        "rss_mib": {
-            "start": rss_start,
-            "ready": rss_ready,
-            "end": rss_mib(),
-            "peak": peak_rss_mib(),
-        },
+        "rss_mib": memory(start=rss_start, ready=rss_ready),
     }
 
 

@@ -37,6 +37,8 @@ DISPATCH_BATCH = 20
 FLUSH_POLL_SECONDS = 0.1
 #: Sent and failed messages are kept this long for inspection, then pruned.
 OUTBOX_RETENTION_DAYS = 7
+#: Pruning is a bulk delete: once an hour is plenty, and not every dispatch round.
+PRUNE_INTERVAL_SECONDS = 3600.0
 
 
 class NotificationKind(StrEnum):
@@ -363,18 +365,22 @@ class WebhookNotifier:
         await self.flush(left)
 
     async def run_dispatcher(self, interval: float) -> None:
-        """Every ``interval`` seconds deliver what is due and prune old finished messages.
+        """Every ``interval`` seconds deliver what is due; prune old finished messages hourly.
 
         Args:
             interval: Seconds between rounds.
         """
+        loop = asyncio.get_running_loop()
+        next_prune = loop.time()
         while True:
             await self.flush(0.0)
-            try:
-                cutoff = datetime.now(UTC) - timedelta(days=OUTBOX_RETENTION_DAYS)
-                await self.outbox.prune(timestamp(cutoff))
-            except Exception:
-                logger.exception("pruning the notification outbox failed")
+            if loop.time() >= next_prune:
+                next_prune = loop.time() + PRUNE_INTERVAL_SECONDS
+                try:
+                    cutoff = datetime.now(UTC) - timedelta(days=OUTBOX_RETENTION_DAYS)
+                    await self.outbox.prune(timestamp(cutoff))
+                except Exception:
+                    logger.exception("pruning the notification outbox failed")
             await asyncio.sleep(interval)
 
     async def remind_overdue(self, service: IncidentLister, now: datetime | None = None) -> int:

@@ -60,14 +60,8 @@ def split_sections(text: str, title: str) -> list[Section]:
     sections = [Section(path=[title], line=1)]
     fence: str | None = None
     for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
-        fence_match = _FENCE_RE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)
-            if fence is None:
-                fence = marker[0] * 3
-            elif marker.startswith(fence):
-                fence = None
-        heading = _HEADING_RE.match(line) if fence is None and not fence_match else None
+        fence, fence_line = _track_fence(line, fence)
+        heading = _HEADING_RE.match(line) if fence is None and not fence_line else None
         if heading is None:
             sections[-1].body.append(line)
             continue
@@ -79,20 +73,25 @@ def split_sections(text: str, title: str) -> list[Section]:
     return sections
 
 
+def _track_fence(line: str, fence: str | None) -> tuple[str | None, bool]:
+    """The open code fence after ``line`` (None outside one), and whether ``line`` is a fence."""
+    match = _FENCE_RE.match(line)
+    if match is None:
+        return fence, False
+    marker = match.group(1)
+    if fence is None:
+        return marker[0] * 3, True
+    return (None if marker.startswith(fence) else fence), True
+
+
 def paragraphs(lines: list[str]) -> list[str]:
     """Blank-line separated blocks; a fenced code block stays one block."""
     blocks: list[str] = []
     current: list[str] = []
     fence: str | None = None
     for line in lines:
-        fence_match = _FENCE_RE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)
-            if fence is None:
-                fence = marker[0] * 3
-            elif marker.startswith(fence):
-                fence = None
-        if fence is None and not fence_match and not line.strip():
+        fence, fence_line = _track_fence(line, fence)
+        if fence is None and not fence_line and not line.strip():
             if current:
                 blocks.append("\n".join(current).strip("\n"))
                 current = []
