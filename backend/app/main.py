@@ -82,7 +82,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.knowledge = runtime.knowledge
         app.state.incidents = runtime.incidents
         app.state.retrieval = runtime.retriever
-        app.state.fingerprints = runtime.fingerprints
+        app.state.fingerprints = runtime.backend.fingerprints
         notifier = runtime.notifier
         loops = (
             [

@@ -19,7 +19,6 @@ from app.graph.deps import GraphDeps
 from app.graph.graph import build_graph
 from app.incidents.redaction import Redactor
 from app.incidents.service import IncidentService
-from app.intake.fingerprints import FingerprintStore
 from app.intake.notify import WebhookNotifier, build_notifier
 from app.intake.parser import enriched_incident_query
 from app.intake.settings import DEFAULT_ERROR_CODE_PATTERNS, IntakeSettings
@@ -49,7 +48,6 @@ class Runtime:
     retriever: RetrievalEngine
     incidents: IncidentService
     backend: StateBackend
-    fingerprints: FingerprintStore
     notifier: WebhookNotifier | None = None
     checkpointer_open: bool = True
 
@@ -134,7 +132,6 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             retriever,
             service,
             backend,
-            fingerprints=backend.fingerprints,
             notifier=notifier,
         )
         try:

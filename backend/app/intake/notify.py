@@ -1,8 +1,8 @@
 """Review notifications: a Slack-compatible webhook when an RCA awaits review or is decided.
 
 ``WebhookNotifier`` is an ``IncidentObserver``. It never blocks or fails a run: each message is
-stored in the durable outbox (``app.intake.outbox``) and then sent by a background task (kept
-in a set so it is not garbage-collected, awaited by ``drain()``); every attempt has a timeout,
+stored in the durable outbox (``app.intake.outbox``) and then sent by the notifier's one
+background sender task (awaited by ``drain()``); every attempt has a timeout,
 retries are bounded with a doubling backoff, and a receiver that stays down is logged and given
 up on. Messages left pending by a crash, a restart or a dead worker are sent by
 ``run_dispatcher``, the loop the lifespan starts. ``remind_overdue`` escalates reviews that have
@@ -208,7 +208,9 @@ class WebhookNotifier:
             lambda incident, kind: render_message(incident, kind, ui_base_url)
         )
         self._transport = transport
-        self._tasks: set[asyncio.Task[None]] = set()
+        # One background sender per process: a burst of incidents wakes it, not a task each.
+        self._sender: asyncio.Task[None] | None = None
+        self._more = False
 
     def __repr__(self) -> str:
         return f"WebhookNotifier(timeout={self.timeout}, retries={self.retries})"
@@ -247,10 +249,20 @@ class WebhookNotifier:
             logger.exception("could not store %s notification for %s", kind, incident.id)
             return False
         if added:
-            task = asyncio.create_task(self.flush(self._retry_horizon()))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._wake_sender()
         return added
+
+    def _wake_sender(self) -> None:
+        """Have the background sender deliver what was just stored (start it if idle)."""
+        self._more = True
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send_stored())
+
+    async def _send_stored(self) -> None:
+        """Flush until no message arrived during the last flush."""
+        while self._more:
+            self._more = False
+            await self.flush(self._retry_horizon())
 
     def _retry_horizon(self) -> float:
         """Seconds one message may need from first attempt to last (attempts plus backoff)."""
@@ -356,9 +368,9 @@ class WebhookNotifier:
         """
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        while self._tasks:
+        if self._sender is not None:
             left = None if deadline is None else max(deadline - loop.time(), 0.0)
-            _, pending = await asyncio.wait(list(self._tasks), timeout=left)
+            _, pending = await asyncio.wait([self._sender], timeout=left)
             if pending:
                 return
         left = float("inf") if deadline is None else max(deadline - loop.time(), 0.0)
