@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 from tests.shared_data import MODELS_DIR, SCIFACT_DIR, require_shared
 from tests.support import KNOWLEDGE_PATH
@@ -23,7 +24,7 @@ from app.bench.embed import (
     time_passes,
 )
 from app.cli import main
-from app.rag.embedding import default_embedder, default_model_path
+from app.rag.embedding import default_embedder, default_model_path, load_model, open_session
 from app.rag.ingest import CHUNK_DELIMITER
 
 TIMING_KEYS = {"runs", "median_ms", "p95_ms"}
@@ -63,11 +64,15 @@ def test_knowledge_docs_repeat_the_entries() -> None:
     assert docs[len(entries)] == docs[0] == entries[0].strip()
 
 
-def test_bare_session_matches_our_embedder() -> None:
-    bare = BareSession(default_model_path())
+def test_bare_sessions_match_our_embedder() -> None:
     texts = ["payment timeout", "inventory service 503 connection pool exhausted at store 12"]
     ours = default_embedder().embed_documents(texts)
-    np.testing.assert_allclose(bare.embed(texts), ours, atol=1e-5)
+    sessions = [
+        open_session(load_model(default_model_path())),
+        ort.InferenceSession(str(default_model_path()), providers=["CPUExecutionProvider"]),
+    ]
+    for session in sessions:
+        np.testing.assert_allclose(BareSession(session).embed(texts), ours, atol=1e-5)
 
 
 def test_bench_without_shared_data_skips_the_stock_and_scifact_parts(tmp_path: Path) -> None:
@@ -80,7 +85,7 @@ def test_bench_without_shared_data_skips_the_stock_and_scifact_parts(tmp_path: P
         scifact_dir=tmp_path / "no-scifact",
         log=lambda _: None,
     )
-    assert set(result["per_query"]) == {"ours", "bare"}
+    assert set(result["per_query"]) == {"ours", "bare", "bare_pinned"}
     assert all(set(t) == TIMING_KEYS and t["runs"] == 3 for t in result["per_query"].values())
     assert set(result["docs_per_s"]) == {"kb"}
     assert result["docs_per_s"]["kb"]["docs"] == 2
@@ -92,6 +97,8 @@ def test_bench_without_shared_data_skips_the_stock_and_scifact_parts(tmp_path: P
     stock_rows = [r for r in result["ratios"] if "stock" in r["name"]]
     assert stock_rows and all(r["value"] is None and r["met"] is None for r in stock_rows)
     assert result["agreement"]["bare_vs_ours"]["min_cosine"] > 0.9999
+    assert result["agreement"]["bare_pinned_vs_ours"]["min_cosine"] > 0.9999
+    assert "bare/bare pinned docs/s (kb)" in names
     text = format_embed_bench(result)
     assert "per query" in text and "skipped:" in text
     json.dumps(result)
@@ -112,8 +119,20 @@ def test_stock_path_with_the_shared_models() -> None:
     result = run_embed_bench(
         runs=2, kb_docs=2, scifact_count=0, models_dir=models_dir, warmup=1, log=lambda _: None
     )
-    assert set(result["per_query"]) == {"ours", "bare", "stock_new_instance", "stock_reused"}
-    assert set(result["docs_per_s"]["kb"]) == {"docs", "ours", "bare", "stock_reused"}
+    assert set(result["per_query"]) == {
+        "ours",
+        "bare",
+        "bare_pinned",
+        "stock_new_instance",
+        "stock_reused",
+    }
+    assert set(result["docs_per_s"]["kb"]) == {
+        "docs",
+        "ours",
+        "bare",
+        "bare_pinned",
+        "stock_reused",
+    }
     assert result["skipped"] == {}
     # Same model file: the stock function's vectors agree with ours despite its padding.
     assert result["agreement"]["stock_vs_ours"]["min_cosine"] > 0.999
@@ -144,5 +163,5 @@ def test_cli_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     ]
     args += ["--models-dir", str(tmp_path / "none"), "--json", str(out)]
     assert main(args) == 0
-    assert set(json.loads(out.read_text())["per_query"]) == {"ours", "bare"}
+    assert set(json.loads(out.read_text())["per_query"]) == {"ours", "bare", "bare_pinned"}
     assert "ours/bare" in capsys.readouterr().out

@@ -32,7 +32,7 @@ def _add_embed(kinds: Any) -> None:
     embed = kinds.add_parser("embed", help="our embedder vs a bare ONNX session vs Chroma's stock")
     embed.add_argument("--runs", type=int, default=100, help="timed calls per query embedder")
     embed.add_argument("--warmup", type=int, default=3, help="untimed calls before each timing")
-    embed.add_argument("--kb-docs", type=int, default=500, help="knowledge-base docs (repeated)")
+    embed.add_argument("--kb-docs", type=int, default=512, help="knowledge-base docs (repeated)")
     embed.add_argument("--scifact-docs", type=int, default=1000, help="SciFact docs (0 skips)")
     embed.add_argument(
         "--models-dir",
