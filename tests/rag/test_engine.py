@@ -85,6 +85,30 @@ def test_paraphrase_without_code_is_found(engine: RetrievalEngine) -> None:
     assert not result.docs[0].code_match
 
 
+TYPO_QUERY = "invetnory servce unavalable 503, stok lookups faling"
+
+
+def test_misspelt_query_is_searched_repaired_too(engine: RetrievalEngine) -> None:
+    result = engine.retrieve(TYPO_QUERY, 3)
+    assert result.queries == [
+        TYPO_QUERY,
+        "inventory service unavailable 503, stock lookups failing",
+    ]
+    assert any("invetnory -> inventory" in note for note in result.notes)
+    assert code_of(result.docs[0]) == "INV-503"
+    # A query spelt right is searched once.
+    assert engine.retrieve("inventory service unavailable", 3).queries == [
+        "inventory service unavailable"
+    ]
+
+
+def test_spelling_repair_can_be_switched_off(knowledge: KnowledgeBase) -> None:
+    engine = RetrievalEngine(knowledge.store, EngineConfig(spelling_repair=False))
+    result = engine.retrieve(TYPO_QUERY, 3)
+    assert result.queries == [TYPO_QUERY]
+    assert not any("spelling" in note for note in result.notes)
+
+
 @pytest.mark.parametrize(
     "query",
     [OUT_OF_DOMAIN, "Guest Wi-Fi captive portal at head office does not load the splash page"],

@@ -85,6 +85,7 @@ class Settings(BaseSettings):
     rewrite_max_variants: int = Field(default=3, ge=0, le=3)
     retrieve_default_limit: int = Field(default=15, ge=1, le=50)
     query_max_chars: int = Field(default=2000, ge=1, le=2000)
+    spelling_repair: bool = True
     # End of retrieval engine (B).
 
     # Knowledge lifecycle (B2) -- sources, backends, incremental ingest; see .env.example.

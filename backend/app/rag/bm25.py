@@ -3,13 +3,15 @@
 The collection is the source of truth; this index is derived from ``VectorStore.all_chunks()``
 and replaced atomically by ``rebuild`` (searches in flight keep the snapshot they started with).
 It also maps canonical error codes (from each chunk's ``error_code`` metadata) to chunk ids, so a
-code typed in a query finds its entry even when neither retriever ranked it.
+code typed in a query finds its entry even when neither retriever ranked it, and counts the
+chunks' words for spelling repair (``app.rag.spelling``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +19,7 @@ import bm25s
 import numpy as np
 
 from app.rag.ingest import KnowledgeChunk
+from app.rag.spelling import word_counts
 from app.rag.tokenize import canonical_code, tokenize
 
 logger = logging.getLogger(__name__)
@@ -43,6 +46,7 @@ class _Snapshot:
     chunks: list[KnowledgeChunk]
     model: Any  # bm25s.BM25, or None for an empty corpus
     by_code: dict[str, list[int]] = field(default_factory=dict)
+    words: Counter[str] = field(default_factory=Counter)
 
 
 def _document_tokens(chunk: KnowledgeChunk) -> list[str]:
@@ -62,7 +66,8 @@ def _build(chunks: Sequence[KnowledgeChunk]) -> _Snapshot:
         return _Snapshot(chunks=[], model=None, by_code=by_code)
     model = bm25s.BM25(method=BM25_METHOD, k1=BM25_K1, b=BM25_B)
     model.index([_document_tokens(c) for c in chunks], show_progress=False)
-    return _Snapshot(chunks=chunks, model=model, by_code=by_code)
+    words = word_counts(c.text for c in chunks)
+    return _Snapshot(chunks=chunks, model=model, by_code=by_code, words=words)
 
 
 class KeywordIndex:
@@ -99,6 +104,10 @@ class KeywordIndex:
         positive = [int(i) for i in np.flatnonzero(scores > 0)]
         positive.sort(key=lambda i: (-scores[i], snapshot.chunks[i].id))
         return [KeywordHit(snapshot.chunks[i], float(scores[i])) for i in positive[:k]]
+
+    def words(self) -> Mapping[str, int]:
+        """Lower-case words of the indexed chunks with their counts."""
+        return self._snapshot.words
 
     def with_codes(self, codes: Sequence[str]) -> list[KnowledgeChunk]:
         """Chunks whose ``error_code`` metadata equals one of the canonical ``codes``."""

@@ -3,7 +3,9 @@
 One request runs these steps:
 
 1. validate the query (blank or too long -> ``ValidationFailed``);
-2. expand it (``QueryRewriter``; default none) -- the original query is always first;
+2. expand it (``QueryRewriter``; default none) -- the original query is always first -- and
+   add the query with misspelt words repaired against the knowledge base's words
+   (``app.rag.spelling``; on by default, offline);
 3. per collection (several collections concurrently, in threads -- Chroma calls are sync):
    dense top-k from Chroma and BM25 top-k for every query, plus the chunks whose ``error_code``
    metadata matches a code typed in the original query;
@@ -33,6 +35,7 @@ from typing import Any, TypeVar
 from app.core.config import Settings
 from app.core.errors import AppError, NotFound, UpstreamError, ValidationFailed
 from app.rag.bm25 import KeywordIndex
+from app.rag.embedding import TOKENIZER_PATH
 from app.rag.fusion import order_by_fused, reciprocal_rank_fusion
 from app.rag.gates import apply_confidence, apply_floor
 from app.rag.ingest import KnowledgeChunk
@@ -41,6 +44,7 @@ from app.rag.packing import Budgets, PackedContext, classify_complexity, pack_co
 from app.rag.rerank import Reranker, build_reranker
 from app.rag.retrieve import RankedDoc, Retrieval
 from app.rag.rewrite import QueryRewriter
+from app.rag.spelling import model_words, repair_spelling
 from app.rag.store import ScoredChunk, VectorStore
 from app.rag.tokenize import canonical_code, find_codes
 
@@ -63,6 +67,7 @@ class EngineConfig:
     budgets: Budgets = field(default_factory=Budgets)
     query_max_chars: int = 2000
     default_limit: int = 15
+    spelling_repair: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EngineConfig:
@@ -80,6 +85,7 @@ class EngineConfig:
             ),
             query_max_chars=settings.query_max_chars,
             default_limit=settings.retrieve_default_limit,
+            spelling_repair=settings.spelling_repair,
         )
 
 
@@ -294,6 +300,13 @@ class RetrievalEngine:
             expansion = self.rewriter.expand(query)
             queries = expansion.queries or [query]
             notes = notes + expansion.notes
+        if self.config.spelling_repair:
+            known = self._keyword_index(self.store).words()
+            repair = repair_spelling(query, known, model_words(TOKENIZER_PATH))
+            if repair is not None and repair.text not in queries:
+                queries = [*queries, repair.text]
+                changed = ", ".join(f"{typed} -> {fixed}" for typed, fixed in repair.changes)
+                notes = [*notes, f"spelling repaired in an extra query: {changed}"]
         embedder = self.store.embedder
         vectors = _upstream(
             "embedding the query", lambda: [embedder.embed_query(q) for q in queries]

@@ -1,0 +1,98 @@
+"""Spelling repair: which words it repairs, and the many it must leave alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.rag.embedding import TOKENIZER_PATH
+from app.rag.spelling import (
+    closest_word,
+    edit_distance,
+    model_words,
+    repair_spelling,
+    word_counts,
+)
+
+KNOWN = word_counts(
+    [
+        "Inventory service unavailable: stock lookups failing with 503. The inventory service "
+        "is healthy again after a restart. Card payment gateway returns 502 at the till.",
+        "Sale lines empty or malformed; the sale is rejected. Check the gateway.",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def common() -> frozenset[str]:
+    return model_words(TOKENIZER_PATH)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "limit", "expected"),
+    [
+        ("inventory", "inventory", 2, 0),
+        ("invetnory", "inventory", 2, 1),  # neighbours swapped: one edit
+        ("servce", "service", 1, 1),
+        ("gatewya", "gateway", 2, 1),
+        ("faling", "failing", 1, 1),
+        ("config", "confirm", 1, 2),  # above the limit: limit + 1
+        ("abc", "abcdef", 2, 3),
+    ],
+)
+def test_edit_distance(a: str, b: str, limit: int, expected: int) -> None:
+    assert edit_distance(a, b, limit) == expected
+
+
+def test_model_words_are_whole_words_only(common: frozenset[str]) -> None:
+    assert {"cart", "crawling", "healthy", "step"} <= common
+    assert not any(word.startswith("#") for word in common)
+    assert "invetnory" not in common
+
+
+def test_typos_are_repaired_against_the_knowledge_words(common: frozenset[str]) -> None:
+    repair = repair_spelling("invetnory servce unavalable 503, stok lookups faling.", KNOWN, common)
+    assert repair is not None
+    assert repair.text == "inventory service unavailable 503, stock lookups failing."
+    assert repair.changes == [
+        ("invetnory", "inventory"),
+        ("servce", "service"),
+        ("unavalable", "unavailable"),
+        ("stok", "stock"),
+        ("faling", "failing"),
+    ]
+
+
+def test_capitalised_words_are_repaired_too(common: frozenset[str]) -> None:
+    repair = repair_spelling("Gatway down", KNOWN, common)
+    assert repair is not None and repair.text == "gateway down"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "inventory service unavailable",  # already knowledge-base words
+        "cart crawling step",  # real words the knowledge base does not use
+        "SaleLine rejected",  # CamelCase identifier
+        "GATWAY down",  # all capitals: an acronym or a constant
+        "https://cardgw.internal/v3/authorize failed",  # part of a host name
+        "KeyError temperature_c",  # part of a snake_case name
+        "api-gatway 502",  # glued to another word by a hyphen
+        "unhealthy",  # 2 edits from 'healthy', but the first letter differs
+        "tll eror",  # 'tll' has 3 letters: too short to judge
+        "zzzzzz qqqq",  # nothing close
+    ],
+)
+def test_words_that_must_stay_as_typed(query: str, common: frozenset[str]) -> None:
+    repair = repair_spelling(query, KNOWN, common)
+    assert repair is None or all(typed == "eror" for typed, _ in repair.changes), repair
+
+
+def test_closest_word_prefers_fewer_edits_then_frequency() -> None:
+    assert closest_word("calcuation", {"calculation": 1, "calculations": 9}) == "calculation"
+    assert closest_word("sale", {"sales": 1, "scale": 9, "sole": 3}) == "scale"
+
+
+def test_closest_word_keeps_the_first_letter() -> None:
+    assert closest_word("unhealthy", {"healthy": 1}) is None
+    assert closest_word("nhealthy", {"healthy": 1}) is None
+    assert closest_word("healhty", {"healthy": 1}) == "healthy"
