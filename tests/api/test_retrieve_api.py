@@ -165,6 +165,20 @@ def test_retrieve_out_of_domain_is_low_confidence(
     }
 
 
+def test_retrieve_says_which_words_it_repaired(client: TestClient, kb_store: VectorStore) -> None:
+    body = retrieve(
+        client,
+        query="chiler monitring down, gatway gives 502",
+        collection_name=kb_store.collection_name,
+    ).json()
+    assert body["low_confidence"] is False
+    assert body["context_chunks"][0]["source_id"] == "CH-502"
+    assert body["notes"] == [
+        "searched with spelling repaired: chiler -> chiller, monitring -> monitoring, "
+        "gatway -> gateway"
+    ]
+
+
 class BrokenStore(VectorStore):
     def query_vector(self, vector: Any, k: int) -> list[ScoredChunk]:
         raise RuntimeError("chroma at /srv/chroma/data (collection kb-internal) is gone")

@@ -88,12 +88,10 @@ def test_paraphrase_without_code_is_found(engine: RetrievalEngine) -> None:
 TYPO_QUERY = "invetnory servce unavalable 503, stok lookups faling"
 
 
-def test_misspelt_query_is_searched_repaired_too(engine: RetrievalEngine) -> None:
+def test_misspelt_query_is_searched_repaired(engine: RetrievalEngine) -> None:
     result = engine.retrieve(TYPO_QUERY, 3)
-    assert result.queries == [
-        TYPO_QUERY,
-        "inventory service unavailable 503, stock lookups failing",
-    ]
+    assert result.query == TYPO_QUERY
+    assert result.queries == ["inventory service unavailable 503, stock lookups failing"]
     assert any("invetnory -> inventory" in note for note in result.notes)
     assert code_of(result.docs[0]) == "INV-503"
     # A query spelt right is searched once.

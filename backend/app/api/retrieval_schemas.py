@@ -149,7 +149,10 @@ class RagContextPublic(BaseModel):
     rerank_fallback: bool = Field(
         default=False, description="A reranker is configured but failed; fusion order kept."
     )
-    notes: list[str] = Field(default_factory=list, description="Skipped collections, fallbacks.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Skipped collections, fallbacks, spelling repairs.",
+    )
 
     @classmethod
     def from_results(cls, retrieval: Retrieval, packed: PackedContext) -> RagContextPublic:

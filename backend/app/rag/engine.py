@@ -3,9 +3,9 @@
 One request runs these steps:
 
 1. validate the query (blank or too long -> ``ValidationFailed``);
-2. expand it (``QueryRewriter``; default none) -- the original query is always first -- and
-   add the query with misspelt words repaired against the knowledge base's words
-   (``app.rag.spelling``; on by default, offline);
+2. expand it (``QueryRewriter``; default none) -- the original query is always first; when
+   it has misspelt words, search with them repaired against the knowledge base's words in its
+   place (``app.rag.spelling``; on by default, offline; the repairs are listed in ``notes``);
 3. per collection (several collections concurrently, in threads -- Chroma calls are sync):
    dense top-k from Chroma and BM25 top-k for every query, plus the chunks whose ``error_code``
    metadata matches a code typed in the original query;
@@ -303,10 +303,12 @@ class RetrievalEngine:
         if self.config.spelling_repair:
             known = self._keyword_index(self.store).words()
             repair = repair_spelling(query, known, model_words(TOKENIZER_PATH))
-            if repair is not None and repair.text not in queries:
-                queries = [*queries, repair.text]
+            if repair is not None:
+                # Like a search engine's "showing results for": the misspelt words match
+                # nothing in BM25 and only noise for the embedder, so they are not searched.
+                queries = list(dict.fromkeys(repair.text if q == query else q for q in queries))
                 changed = ", ".join(f"{typed} -> {fixed}" for typed, fixed in repair.changes)
-                notes = [*notes, f"spelling repaired in an extra query: {changed}"]
+                notes = [*notes, f"searched with spelling repaired: {changed}"]
         embedder = self.store.embedder
         vectors = _upstream(
             "embedding the query", lambda: [embedder.embed_query(q) for q in queries]

@@ -3,8 +3,8 @@
 On-call reports are typed in a hurry ("invetnory servce unavalable 503"). A misspelt word
 falls apart into unrelated word pieces for the embedder and matches nothing in BM25, so such a
 report can fall below the retrieval floor. ``repair_spelling`` returns the query with those words
-replaced by the closest word of the knowledge base; the engine searches with it as an extra
-query beside the original, so a wrong repair can add a candidate but never remove one.
+replaced by the closest word of the knowledge base; the engine searches with it in place of the
+original (like a search engine's "showing results for") and lists the repairs in its notes.
 
 A word is repaired only when all of these hold, to leave real words and identifiers alone:
 
