@@ -83,33 +83,27 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def verify_file(path: Path, expected_sha256: str, what: str) -> None:
-    """Raise ``ModelIntegrityError`` unless ``path`` exists and has the pinned digest."""
-    if not path.is_file():
-        raise ModelIntegrityError(f"{what} not found at {path}")
-    check_digest(sha256_of(path), expected_sha256, path, what)
-
-
-def check_digest(actual: str, expected_sha256: str, path: Path, what: str) -> None:
-    """Raise ``ModelIntegrityError`` when a file's digest is not the pinned one."""
-    if actual != expected_sha256:
-        raise ModelIntegrityError(
-            f"{what} at {path} has sha256 {actual}, expected {expected_sha256}; "
-            "reinstall the pinned package instead of using a modified file"
-        )
-
-
-def load_model(path: Path) -> bytes:
-    """The pinned model, sha256-checked, with the rewrites of ``model_graph`` applied.
+def read_verified(path: Path, expected_sha256: str, what: str) -> bytes:
+    """The bytes of ``path``, read once, after checking them against the pinned digest.
 
     Raises:
         ModelIntegrityError: the file is missing or is not the pinned one.
     """
     if not path.is_file():
-        raise ModelIntegrityError(f"embedding model not found at {path}")
+        raise ModelIntegrityError(f"{what} not found at {path}")
     raw = path.read_bytes()
-    check_digest(hashlib.sha256(raw).hexdigest(), MODEL_SHA256, path, "embedding model")
-    return prepare_graph(raw)
+    actual = hashlib.sha256(raw).hexdigest()
+    if actual != expected_sha256:
+        raise ModelIntegrityError(
+            f"{what} at {path} has sha256 {actual}, expected {expected_sha256}; "
+            "reinstall the pinned package instead of using a modified file"
+        )
+    return raw
+
+
+def load_model(path: Path) -> bytes:
+    """The pinned model, sha256-checked, with the rewrites of ``model_graph`` applied."""
+    return prepare_graph(read_verified(path, MODEL_SHA256, "embedding model"))
 
 
 def open_session(model: bytes) -> ort.InferenceSession:
@@ -149,15 +143,15 @@ class MiniLmEmbedder:
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> None:
         model_path = model_path or default_model_path()
-        verify_file(tokenizer_path, TOKENIZER_SHA256, "tokenizer")
+        tokenizer_json = read_verified(tokenizer_path, TOKENIZER_SHA256, "tokenizer").decode()
         model = load_model(model_path)
         self.model_path = model_path
         self.batch_size = batch_size
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer = Tokenizer.from_str(tokenizer_json)
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         # No fixed length: each batch pads to its own longest input.
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        self._counter = Tokenizer.from_file(str(tokenizer_path))
+        self._counter = Tokenizer.from_str(tokenizer_json)
         self._counter.no_truncation()
         self._counter.no_padding()
         self._session = open_session(model)

@@ -211,6 +211,11 @@ class RetrievalEngine:
             self._indexes[store.collection_name] = ((collection_id, len(chunks)), index)
         return index
 
+    def _base_words(self) -> Mapping[str, int]:
+        """The knowledge base's words as its index was last built; no store call per request."""
+        with self._index_lock:
+            return self._indexes[self.store.collection_name][1].words()
+
     # -- public API ------------------------------------------------------------------------
 
     def retrieve(self, query: str, limit: int) -> Retrieval:
@@ -301,8 +306,7 @@ class RetrievalEngine:
             queries = expansion.queries or [query]
             notes = notes + expansion.notes
         if self.config.spelling_repair:
-            known = self._keyword_index(self.store).words()
-            repair = repair_spelling(query, known, model_words(TOKENIZER_PATH))
+            repair = repair_spelling(query, self._base_words(), model_words(TOKENIZER_PATH))
             if repair is not None:
                 # Like a search engine's "showing results for": the misspelt words match
                 # nothing in BM25 and only noise for the embedder, so they are not searched.

@@ -10,41 +10,17 @@ on the unmodified file.
 
 from __future__ import annotations
 
+import math
+
 import onnx
 from onnx import numpy_helper
 
 
-class _GraphIndex:
-    """Who produces and who reads each value of a graph, and which values are initializers."""
-
-    def __init__(self, graph: onnx.GraphProto) -> None:
-        self.producer = {name: node for node in graph.node for name in node.output}
-        self.readers: dict[str, list[onnx.NodeProto]] = {}
-        for node in graph.node:
-            for name in node.input:
-                self.readers.setdefault(name, []).append(node)
-        self.initializers = {init.name: init for init in graph.initializer}
-        self.outputs = {output.name for output in graph.output}
-
-    def produced_by(self, name: str, op_type: str) -> onnx.NodeProto | None:
-        """The node of type ``op_type`` that produces ``name``, if that is what produces it."""
-        node = self.producer.get(name)
-        return node if node is not None and node.op_type == op_type else None
-
-    def only_reader(self, name: str, op_type: str) -> onnx.NodeProto | None:
-        """The only reader of an internal value ``name``, when it is of type ``op_type``."""
-        readers = self.readers.get(name, [])
-        if len(readers) != 1 or readers[0].op_type != op_type or name in self.outputs:
-            return None
-        return readers[0]
-
-    def scalar(self, name: str) -> float | None:
-        """The value of a one-element constant, else ``None``."""
-        initializer = self.initializers.get(name)
-        if initializer is None:
-            return None
-        value = numpy_helper.to_array(initializer)
-        return float(value.reshape(-1)[0]) if value.size == 1 else None
+def _is_scalar_zero(tensor: onnx.TensorProto) -> bool:
+    # Checking the shape first keeps the weight matrices from being decoded.
+    if math.prod(tensor.dims) != 1:
+        return False
+    return bool(numpy_helper.to_array(tensor).reshape(-1)[0] == 0)
 
 
 def remove_softmax_nan_guards(model: onnx.ModelProto) -> int:
@@ -61,25 +37,32 @@ def remove_softmax_nan_guards(model: onnx.ModelProto) -> int:
     (read by nothing else), fills with a scalar-zero constant and passes that output through.
     """
     graph = model.graph
-    index = _GraphIndex(graph)
+    producer = {name: node for node in graph.node for name in node.output}
+    readers: dict[str, int] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers[name] = readers.get(name, 0) + 1
+    zeros = {init.name for init in graph.initializer if _is_scalar_zero(init)}
+    graph_outputs = {output.name for output in graph.output}
     passthrough: dict[str, str] = {}
     removed: list[onnx.NodeProto] = []
     for node in graph.node:
-        if node.op_type != "Where" or len(node.input) != 3 or node.output[0] in index.outputs:
+        if node.op_type != "Where" or len(node.input) != 3 or node.output[0] in graph_outputs:
             continue
         condition, fill, probabilities = node.input
-        is_nan = index.produced_by(condition, "IsNaN")
-        if is_nan is None:
-            continue
+        is_nan, softmax = producer.get(condition), producer.get(probabilities)
         if (
-            list(is_nan.input) != [probabilities]
-            or index.only_reader(condition, "Where") is None
-            or index.produced_by(probabilities, "Softmax") is None
-            or index.scalar(fill) != 0.0
+            is_nan is not None
+            and is_nan.op_type == "IsNaN"
+            and list(is_nan.input) == [probabilities]
+            and readers[condition] == 1
+            and condition not in graph_outputs
+            and softmax is not None
+            and softmax.op_type == "Softmax"
+            and fill in zeros
         ):
-            continue
-        passthrough[node.output[0]] = probabilities
-        removed.extend((node, is_nan))
+            passthrough[node.output[0]] = probabilities
+            removed.extend((node, is_nan))
     for node in removed:
         graph.node.remove(node)
     for node in graph.node:
