@@ -148,6 +148,18 @@ class HashEmbedder:
         return len(_WORD_RE.findall(text)) + 2
 
 
+class CountingEmbedder(HashEmbedder):
+    """A ``HashEmbedder`` that counts the documents it embeds (to check caching)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents_embedded = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.documents_embedded += len(texts)
+        return super().embed_documents(texts)
+
+
 def ranked_doc(
     doc_id: str,
     text: str,

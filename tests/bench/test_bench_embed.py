@@ -11,17 +11,15 @@ import pytest
 from tests.shared_data import MODELS_DIR, SCIFACT_DIR, require_shared
 from tests.support import KNOWLEDGE_PATH
 
+from app.bench.common import scifact_docs, time_calls, time_passes
 from app.bench.embed import (
     STOCK_SIDE_FILES,
     BareSession,
     format_embed_bench,
     knowledge_docs,
     run_embed_bench,
-    scifact_docs,
     stock_function_class,
     stock_unavailable,
-    time_calls,
-    time_passes,
 )
 from app.cli import main
 from app.rag.embedding import default_embedder, default_model_path, load_model, open_session

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.fakes import HashEmbedder
+from tests.fakes import CountingEmbedder, HashEmbedder
 from tests.rag.rag_support import Reply, RerankServer
 
 from app.core.errors import ConfigurationError
 from app.evaluation.beir import evaluate_beir, load_beir, load_qrels
 from app.evaluation.modes import ModeOptions, rerank_order
 from app.evaluation.windows import build_windows, wordpiece_offsets
-from app.rag.embedding import Vectors
 from app.rag.rerank import HttpReranker, RerankScore
 
 CORPUS = [
@@ -102,16 +100,6 @@ def test_malformed_inputs_name_the_place(beir_dir: Path) -> None:
     (beir_dir / "corpus.jsonl").write_text('{"_id": "d1"}\nnot json\n')
     with pytest.raises(ConfigurationError, match=r"corpus\.jsonl:2"):
         load_beir(beir_dir, "test")
-
-
-class CountingEmbedder(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.documents_embedded = 0
-
-    def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        self.documents_embedded += len(texts)
-        return super().embed_documents(texts)
 
 
 def test_modes_rank_and_dense_embeddings_are_cached(beir_dir: Path, tmp_path: Path) -> None:

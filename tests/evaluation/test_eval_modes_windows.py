@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.fakes import HashEmbedder
+from tests.fakes import CountingEmbedder, HashEmbedder
 
 from app.core.errors import ConfigurationError
 from app.evaluation.modes import (
@@ -30,7 +30,6 @@ from app.evaluation.windows import (
     window_spans,
     wordpiece_offsets,
 )
-from app.rag.embedding import Vectors
 
 ROOT2 = math.sqrt(2.0)
 
@@ -113,16 +112,6 @@ def test_a_doc_scores_its_best_window() -> None:
     assert pooled.tolist() == pytest.approx([0.5, 0.3, 0.9])
     assert max_by_doc(scores, np.array([0])).tolist() == pytest.approx([0.9])
     assert max_by_doc(np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)).size == 0
-
-
-class CountingEmbedder(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.documents_embedded = 0
-
-    def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        self.documents_embedded += len(texts)
-        return super().embed_documents(texts)
 
 
 def windowed_corpus() -> Corpus:

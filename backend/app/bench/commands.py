@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from app.bench.embed import DEFAULT_MODELS_DIR, DEFAULT_SCIFACT_DIR
+from app.bench.common import DEFAULT_MODELS_DIR, DEFAULT_SCIFACT_DIR
 from app.bench.http import add_http_parser
 from app.core.reports import write_json_report
 

@@ -1,13 +1,137 @@
-"""What the benchmarks share: the settings the in-process ones run on and the memory they use."""
+"""What the benchmarks share: side-by-side timing, inputs, settings, memory and report lines."""
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
+import time
 import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.config import Settings, get_settings
+import numpy as np
+
+from app.core.config import PROJECT_ROOT, Settings, get_settings
+
+DEFAULT_MODELS_DIR = PROJECT_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2"
+DEFAULT_SCIFACT_DIR = PROJECT_ROOT.parent / "shared" / "datasets" / "scifact"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Latency of repeated calls in milliseconds."""
+
+    runs: int
+    median_ms: float
+    p95_ms: float
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Documents embedded per second over one pass."""
+
+    docs: int
+    seconds: float
+    docs_per_s: float
+
+
+def _rotated(names: Sequence[str], round_index: int) -> list[str]:
+    shift = round_index % len(names)
+    return [*names[shift:], *names[:shift]]
+
+
+def time_calls(
+    calls: Mapping[str, Callable[[int], object]], runs: int, warmup: int = 3
+) -> dict[str, Timing]:
+    """Time several operations side by side: each run calls every one of them once.
+
+    Interleaving (and rotating who goes first) exposes every contender to the same machine
+    load; timing them one after another would let a busy minute favour whoever ran later.
+
+    Args:
+        calls: Name to operation; each receives the run index (to pick an input).
+        runs: Timed calls of each operation.
+        warmup: Untimed rounds first (session start-up, allocator growth).
+
+    Returns:
+        Name to median and 95th percentile in milliseconds.
+    """
+    names = list(calls)
+    for i in range(warmup):
+        for name in names:
+            calls[name](i)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(runs):
+        for name in _rotated(names, i):
+            started = time.perf_counter()
+            calls[name](i)
+            samples[name].append((time.perf_counter() - started) * 1000)
+    return {
+        name: Timing(
+            runs=runs,
+            median_ms=round(statistics.median(values), 3),
+            p95_ms=round(float(np.percentile(values, 95)), 3),
+        )
+        for name, values in samples.items()
+        if values
+    }
+
+
+def time_passes(
+    embedders: Mapping[str, Callable[[list[str]], object]],
+    texts: list[str],
+    chunk: int,
+) -> dict[str, Throughput]:
+    """Documents per second of several embedders over the same texts, interleaved by chunk.
+
+    Each chunk of ``chunk`` texts (whole batches) is embedded by every embedder in turn, so
+    they share the machine's load; an embedder that sorts by length sorts within the chunk.
+
+    Args:
+        embedders: Name to a function embedding a list of texts.
+        texts: The documents.
+        chunk: Texts per round.
+
+    Returns:
+        Name to throughput over all of ``texts``.
+    """
+    names = list(embedders)
+    for name in names:
+        embedders[name](texts[:2])
+    seconds = dict.fromkeys(names, 0.0)
+    for round_index, offset in enumerate(range(0, len(texts), chunk)):
+        part = texts[offset : offset + chunk]
+        for name in _rotated(names, round_index):
+            started = time.perf_counter()
+            embedders[name](part)
+            seconds[name] += time.perf_counter() - started
+    return {
+        name: Throughput(len(texts), round(total, 3), round(len(texts) / max(total, 1e-9), 2))
+        for name, total in seconds.items()
+    }
+
+
+def scifact_docs(folder: Path, count: int) -> list[str]:
+    """The first ``count`` SciFact abstracts as ``title + " " + text``.
+
+    Args:
+        folder: The BEIR SciFact folder.
+        count: How many.
+
+    Returns:
+        The documents in file order.
+    """
+    docs: list[str] = []
+    with (folder / "corpus.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            if len(docs) >= count:
+                break
+            row = json.loads(line)
+            docs.append(f"{row.get('title') or ''} {row.get('text') or ''}".strip())
+    return docs
 
 
 def _status_mib(pid: int | str, key: str) -> float | None:
@@ -97,6 +221,11 @@ def format_timings(label: str, timings: dict[str, dict[str, Any]], width: int = 
 def format_load(load: dict[str, float | None]) -> str:
     """The machine's 1-minute load average before and after, as one line."""
     return f"load average (1 min) before/after: {load['before']} / {load['after']}"
+
+
+def format_footer(result: Mapping[str, Any]) -> list[str]:
+    """The closing lines of an in-process bench's table: its memory and the machine's load."""
+    return [format_rss(result["rss_mib"]), format_load(result["machine"]["load_average_1m"])]
 
 
 def embedded_settings(base: Settings | None = None, state_dir: Path | None = None) -> Settings:

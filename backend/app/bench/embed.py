@@ -18,14 +18,11 @@ Three ways to embed with the same int8 model file, side by side in one process:
 
 from __future__ import annotations
 
-import json
 import platform
-import statistics
 import tempfile
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +31,17 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from app.bench.common import format_load, format_timings, load_average, machine
+from app.bench.common import (
+    DEFAULT_MODELS_DIR,
+    DEFAULT_SCIFACT_DIR,
+    format_load,
+    format_timings,
+    load_average,
+    machine,
+    scifact_docs,
+    time_calls,
+    time_passes,
+)
 from app.core.config import PROJECT_ROOT
 from app.rag.embedding import (
     DEFAULT_BATCH_SIZE,
@@ -44,12 +51,11 @@ from app.rag.embedding import (
     Vectors,
     default_model_path,
     load_model,
+    mean_pool_normalise,
     open_session,
 )
 from app.rag.ingest import CHUNK_DELIMITER
 
-DEFAULT_MODELS_DIR = PROJECT_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2"
-DEFAULT_SCIFACT_DIR = PROJECT_ROOT.parent / "shared" / "datasets" / "scifact"
 DEFAULT_KNOWLEDGE_PATH = PROJECT_ROOT / "data" / "knowledge" / "error_docs.txt"
 #: Chroma's stock function expects these beside ``model.onnx``; only tokenizer.json is vendored.
 STOCK_SIDE_FILES = ("config.json", "special_tokens_map.json", "tokenizer_config.json", "vocab.txt")
@@ -77,100 +83,6 @@ QUERIES = (
 )
 
 
-@dataclass(frozen=True)
-class Timing:
-    """Latency of repeated calls in milliseconds."""
-
-    runs: int
-    median_ms: float
-    p95_ms: float
-
-
-@dataclass(frozen=True)
-class Throughput:
-    """Documents embedded per second over one pass."""
-
-    docs: int
-    seconds: float
-    docs_per_s: float
-
-
-def _rotated(names: Sequence[str], round_index: int) -> list[str]:
-    shift = round_index % len(names)
-    return [*names[shift:], *names[:shift]]
-
-
-def time_calls(
-    calls: Mapping[str, Callable[[int], object]], runs: int, warmup: int = 3
-) -> dict[str, Timing]:
-    """Time several operations side by side: each run calls every one of them once.
-
-    Interleaving (and rotating who goes first) exposes every contender to the same machine
-    load; timing them one after another would let a busy minute favour whoever ran later.
-
-    Args:
-        calls: Name to operation; each receives the run index (to pick an input).
-        runs: Timed calls of each operation.
-        warmup: Untimed rounds first (session start-up, allocator growth).
-
-    Returns:
-        Name to median and 95th percentile in milliseconds.
-    """
-    names = list(calls)
-    for i in range(warmup):
-        for name in names:
-            calls[name](i)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for i in range(runs):
-        for name in _rotated(names, i):
-            started = time.perf_counter()
-            calls[name](i)
-            samples[name].append((time.perf_counter() - started) * 1000)
-    return {
-        name: Timing(
-            runs=runs,
-            median_ms=round(statistics.median(values), 3),
-            p95_ms=round(float(np.percentile(values, 95)), 3),
-        )
-        for name, values in samples.items()
-        if values
-    }
-
-
-def time_passes(
-    embedders: Mapping[str, Callable[[list[str]], object]],
-    texts: list[str],
-    chunk: int = PASS_CHUNK,
-) -> dict[str, Throughput]:
-    """Documents per second of several embedders over the same texts, interleaved by chunk.
-
-    Each chunk of ``chunk`` texts (whole batches) is embedded by every embedder in turn, so
-    they share the machine's load; an embedder that sorts by length sorts within the chunk.
-
-    Args:
-        embedders: Name to a function embedding a list of texts.
-        texts: The documents.
-        chunk: Texts per round.
-
-    Returns:
-        Name to throughput over all of ``texts``.
-    """
-    names = list(embedders)
-    for name in names:
-        embedders[name](texts[:2])
-    seconds = dict.fromkeys(names, 0.0)
-    for round_index, offset in enumerate(range(0, len(texts), chunk)):
-        part = texts[offset : offset + chunk]
-        for name in _rotated(names, round_index):
-            started = time.perf_counter()
-            embedders[name](part)
-            seconds[name] += time.perf_counter() - started
-    return {
-        name: Throughput(len(texts), round(total, 3), round(len(texts) / max(total, 1e-9), 2))
-        for name, total in seconds.items()
-    }
-
-
 class BareSession:
     """The model called directly: a tokenizer padded to the longest input and one session."""
 
@@ -192,11 +104,7 @@ class BareSession:
     def run(self, feed: dict[str, npt.NDArray[np.int64]]) -> Vectors:
         """``session.run`` and masked mean pooling with L2 normalisation."""
         hidden: npt.NDArray[np.float32] = self.session.run(None, feed)[0]
-        mask = feed["attention_mask"][:, :, None].astype(np.float32)
-        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        vectors: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
-        return vectors
+        return mean_pool_normalise(hidden, feed["attention_mask"])
 
     def embed(self, texts: Sequence[str], batch_size: int = BATCH_SIZE) -> Vectors:
         """Embed in the given order, batches of ``batch_size`` padded to their longest."""
@@ -269,26 +177,6 @@ def knowledge_docs(path: Path, count: int) -> list[str]:
     entries = [e.strip() for e in text.split(CHUNK_DELIMITER) if e.strip()]
     repeats = -(-count // len(entries))
     return (entries * repeats)[:count]
-
-
-def scifact_docs(folder: Path, count: int) -> list[str]:
-    """The first ``count`` SciFact abstracts as ``title + " " + text``.
-
-    Args:
-        folder: The BEIR SciFact folder.
-        count: How many.
-
-    Returns:
-        The documents in file order.
-    """
-    docs: list[str] = []
-    with (folder / "corpus.jsonl").open(encoding="utf-8") as handle:
-        for line in handle:
-            if len(docs) >= count:
-                break
-            row = json.loads(line)
-            docs.append(f"{row.get('title') or ''} {row.get('text') or ''}".strip())
-    return docs
 
 
 def _agreement(a: Vectors, b: Vectors) -> dict[str, float]:
@@ -382,7 +270,7 @@ def run_embed_bench(
         docs_per_s: dict[str, dict[str, Any]] = {}
         for name, texts in corpora.items():
             log(f"docs/s on {name} ({len(texts)} docs), interleaved: {', '.join(doc_embedders)}")
-            passes = time_passes(doc_embedders, texts)
+            passes = time_passes(doc_embedders, texts, PASS_CHUNK)
             docs_per_s[name] = {"docs": len(texts), **{k: asdict(v) for k, v in passes.items()}}
 
     return {

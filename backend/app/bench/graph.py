@@ -27,15 +27,14 @@ from typing import Any
 
 from app.bench.common import (
     embedded_settings,
-    format_load,
-    format_rss,
+    format_footer,
     format_timings,
     load_average,
     machine,
     memory,
     rss_mib,
+    time_calls,
 )
-from app.bench.embed import time_calls
 from app.bench.http import sample_incidents
 from app.core.config import Settings
 from app.runtime import open_runtime
@@ -146,6 +145,5 @@ def format_graph_bench(result: dict[str, Any]) -> str:
         f"{counts['created']} incidents created, {counts['approved']} approved "
         f"({config['incidents']} distinct, {config['generator']} generator, {config['state']})"
     )
-    lines.append(format_rss(result["rss_mib"]))
-    lines.append(format_load(result["machine"]["load_average_1m"]))
+    lines += format_footer(result)
     return "\n".join(lines)

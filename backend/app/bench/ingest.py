@@ -29,15 +29,16 @@ from typing import Any
 from chromadb.api import ClientAPI
 
 from app.bench.common import (
+    DEFAULT_SCIFACT_DIR,
     embedded_settings,
-    format_load,
-    format_rss,
+    format_footer,
     load_average,
     machine,
     memory,
     rss_mib,
+    scifact_docs,
+    time_passes,
 )
-from app.bench.embed import DEFAULT_SCIFACT_DIR, scifact_docs, time_passes
 from app.core.config import Settings
 from app.rag.embedding import Embedder, Vectors, default_embedder
 from app.rag.ingest import KnowledgeChunk, chunk_id
@@ -217,6 +218,5 @@ def format_ingest_bench(result: dict[str, Any]) -> str:
         f"{ingest_ms:.1f} ms/doc, batches of {config['batch_size']}; re-sync of the unchanged "
         f"corpus: {result['resync_unchanged_s']:.2f} s"
     )
-    lines.append(format_rss(result["rss_mib"]))
-    lines.append(format_load(result["machine"]["load_average_1m"]))
+    lines += format_footer(result)
     return "\n".join(lines)

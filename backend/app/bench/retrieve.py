@@ -21,15 +21,14 @@ from typing import Any
 
 from app.bench.common import (
     embedded_settings,
-    format_load,
-    format_rss,
+    format_footer,
     format_timings,
     load_average,
     machine,
     memory,
     rss_mib,
+    time_calls,
 )
-from app.bench.embed import time_calls
 from app.bench.http import EVAL_CASES, sample_incidents
 from app.core.config import PROJECT_ROOT, Settings
 from app.rag.bm25 import KeywordIndex
@@ -132,6 +131,5 @@ def format_retrieve_bench(result: dict[str, Any]) -> str:
         f"{config['median_query_chars']:.0f} chars), {config['kb_chunks']} knowledge chunks, "
         f"depth {config['candidates']}, limit {config['limit']}"
     )
-    lines.append(format_rss(result["rss_mib"]))
-    lines.append(format_load(result["machine"]["load_average_1m"]))
+    lines += format_footer(result)
     return "\n".join(lines)
