@@ -88,10 +88,6 @@ class FingerprintStore(Protocol):
         """Serialise work on one fingerprint across everyone sharing the table."""
         ...
 
-    async def setup(self) -> None:
-        """Create the table if needed."""
-        ...
-
     async def get(self, fingerprint: str) -> FingerprintRecord | None:
         """The record of ``fingerprint``, or None."""
         ...

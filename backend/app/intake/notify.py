@@ -211,6 +211,9 @@ class WebhookNotifier:
         # One background sender per process: a burst of incidents wakes it, not a task each.
         self._sender: asyncio.Task[None] | None = None
         self._more = False
+        # Reminder keys this notifier has stored, so an overdue review is not reloaded and
+        # rendered on every pass only for the outbox to refuse the duplicate.
+        self._reminded: set[str] = set()
 
     def __repr__(self) -> str:
         return f"WebhookNotifier(timeout={self.timeout}, retries={self.retries})"
@@ -242,7 +245,7 @@ class WebhookNotifier:
         except Exception:
             logger.exception("could not render %s notification for %s", kind, incident.id)
             return False
-        key = f"{kind.value}:{incident.id}:{incident.updated_at}"
+        key = message_key(kind, incident.id, incident.updated_at)
         try:
             added = await self.outbox.enqueue(key, incident.id, kind.value, payload, timestamp())
         except Exception:
@@ -412,10 +415,15 @@ class WebhookNotifier:
         cutoff = (now or datetime.now(UTC)) - self.reminder_after
         sent = offset = 0
         limit = 200
+        overdue: set[str] = set()
         while True:
             page = await service.page(IncidentStatus.AWAITING_REVIEW.value, limit, offset)
             for item in page.items:
                 if _parse_time(item.updated_at) > cutoff:
+                    continue
+                key = message_key(NotificationKind.REMINDER, item.id, item.updated_at)
+                overdue.add(key)
+                if key in self._reminded:
                     continue
                 try:
                     incident = await service.get(item.id)
@@ -426,8 +434,11 @@ class WebhookNotifier:
                     continue
                 if await self._enqueue(incident, NotificationKind.REMINDER):
                     sent += 1
+                    self._reminded.add(key)
             offset += limit
             if offset >= page.total or not page.items:
+                # Reviews decided since the last pass need no memory any more.
+                self._reminded &= overdue
                 return sent
 
     async def run_reminders(self, service: IncidentLister, interval: float) -> None:
@@ -465,6 +476,11 @@ def build_notifier(settings: IntakeSettings, outbox: NotificationOutbox) -> Webh
         retries=settings.notify_retries,
         reminder_after_seconds=settings.notify_reminder_after_minutes * 60,
     )
+
+
+def message_key(kind: NotificationKind, incident_id: str, updated_at: str) -> str:
+    """The outbox key of one notification: one per kind and state of an incident."""
+    return f"{kind.value}:{incident_id}:{updated_at}"
 
 
 def _parse_time(value: str) -> datetime:

@@ -110,10 +110,6 @@ def message_from_row(row: Any) -> OutboxMessage:
 class NotificationOutbox(Protocol):
     """Durable storage of messages to send, shared by every worker of a deployment."""
 
-    async def setup(self) -> None:
-        """Create the table if needed."""
-        ...
-
     async def enqueue(
         self, key: str, incident_id: str, kind: str, payload: dict[str, Any], at: str
     ) -> bool:

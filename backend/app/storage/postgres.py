@@ -39,6 +39,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from app.incidents.repository import COLUMNS, AuditEvent
 from app.intake.fingerprints import COLUMNS as FINGERPRINT_COLUMNS
+from app.intake.fingerprints import SCHEMA as FINGERPRINT_SCHEMA
 from app.intake.fingerprints import FingerprintLocks, FingerprintRecord, record_from_row
 from app.intake.outbox import MESSAGE_COLUMNS, OutboxMessage, OutboxStatus, message_from_row
 from app.storage.base import StateBackend
@@ -75,16 +76,8 @@ CREATE TABLE IF NOT EXISTS audit_events (
     data JSONB NOT NULL DEFAULT '{}'::jsonb
 )""",
     "CREATE INDEX IF NOT EXISTS audit_events_incident ON audit_events (incident_id, seq)",
-    """
-CREATE TABLE IF NOT EXISTS alert_fingerprints (
-    fingerprint TEXT PRIMARY KEY,
-    incident_id TEXT NOT NULL,
-    first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL,
-    count INTEGER NOT NULL DEFAULT 1,
-    resolved_at TEXT
-)""",
-    "CREATE INDEX IF NOT EXISTS alert_fingerprints_incident ON alert_fingerprints (incident_id)",
+    # The fingerprint table is plain SQL: one definition serves SQLite and PostgreSQL.
+    *(statement for statement in FINGERPRINT_SCHEMA.split(";") if statement.strip()),
     """
 CREATE TABLE IF NOT EXISTS notification_outbox (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -137,6 +130,13 @@ SETUP_KEY = advisory_key("rca:setup")
 RECOVERY_KEY = advisory_key("rca:recovery")
 
 
+async def _try_advisory_lock(conn: AsyncConnection[DictRow], key: int) -> bool:
+    """Take the session-level advisory lock ``key`` on ``conn`` if it is free."""
+    cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS owned", (key,))
+    found = await cursor.fetchone()
+    return bool(found and found["owned"])
+
+
 @asynccontextmanager
 async def advisory_lock(pool: Pool, key: int, poll_seconds: float = 0.2) -> AsyncIterator[None]:
     """Hold a session-level advisory lock on one pooled connection, waiting for it if needed.
@@ -155,11 +155,7 @@ async def advisory_lock(pool: Pool, key: int, poll_seconds: float = 0.2) -> Asyn
         Nothing; the lock is held until the block exits (or the process dies).
     """
     async with pool.connection() as conn:
-        while True:
-            cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS owned", (key,))
-            found = await cursor.fetchone()
-            if found and found["owned"]:
-                break
+        while not await _try_advisory_lock(conn, key):
             await asyncio.sleep(poll_seconds)
         try:
             yield
@@ -250,10 +246,7 @@ class LockSession:
             self._conn = None
 
     async def _try_lock(self, key: int) -> bool:
-        conn = await self.session()
-        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS owned", (key,))
-        found = await cursor.fetchone()
-        return bool(found and found["owned"])
+        return await _try_advisory_lock(await self.session(), key)
 
 
 class PostgresIncidentRepository:
@@ -457,9 +450,6 @@ class PostgresFingerprintStore:
         ):
             yield
 
-    async def setup(self) -> None:
-        """The table is created with the backend's schema."""
-
     async def get(self, fingerprint: str) -> FingerprintRecord | None:
         """The record of ``fingerprint``, or None."""
         async with self._pool.connection() as conn:
@@ -516,9 +506,6 @@ class PostgresOutbox:
             pool: The backend's pool.
         """
         self._pool = pool
-
-    async def setup(self) -> None:
-        """The table is created with the backend's schema."""
 
     async def enqueue(
         self, key: str, incident_id: str, kind: str, payload: dict[str, Any], at: str
