@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from app.core.config import get_settings
+from app.core.config import Settings, get_settings
 from app.core.reports import write_json_report
 
 METRIC_COLUMNS = ("ndcg@10", "mrr@10", "recall@100", "hit@1", "hit@5")
@@ -109,7 +109,6 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
     from app.rag.rerank import build_reranker
 
     settings = get_settings()
-    reranker = build_reranker(settings)
     options = ModeOptions(
         rrf_k=args.rrf_k,
         window_tokens=args.window_tokens,
@@ -118,7 +117,9 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
         rerank_depth=settings.rerank_max_docs,
     )
     dataset = load_beir(Path(args.dir), args.split, limit=args.limit, max_corpus=args.max_corpus)
-    cache_dir = None if args.no_cache else Path(args.cache_dir or _default_cache_dir())
+    cache_dir = None if args.no_cache else Path(args.cache_dir or _default_cache_dir(settings))
+    # Built after loading, so a bad dataset folder leaves no reranker connection open.
+    reranker = build_reranker(settings)
     if args.modes is None:
         # The reranked mode joins the default comparison whenever a reranker is configured.
         modes = [*DEFAULT_BEIR_MODES, *(["hybrid+rerank"] if reranker else [])]
@@ -135,8 +136,8 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
     return 0
 
 
-def _default_cache_dir() -> Path:
-    return get_settings().state_dir / "cache" / "embeddings"
+def _default_cache_dir(settings: Settings) -> Path:
+    return settings.state_dir / "cache" / "embeddings"
 
 
 def add_eval_parser(subparsers: Any) -> None:
