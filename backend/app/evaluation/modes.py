@@ -22,7 +22,7 @@ import numpy as np
 
 from app.core.errors import ConfigurationError, UpstreamError
 from app.rag.embedding import Embedder, Vectors
-from app.rag.rerank import Reranker, RerankScore
+from app.rag.rerank import Reranker, RerankScore, rerank_permutation
 
 logger = logging.getLogger(__name__)
 
@@ -374,12 +374,12 @@ class Bm25Ranker:
 
 
 class FusionRanker:
-    """Fuses the rankings of other modes with a rank-fusion function (RRF by default)."""
+    """Combines the rankings of other modes, each read to ``depth``, with one function."""
 
     def __init__(
         self,
         parts: Sequence[Ranker],
-        fuse: Callable[[Sequence[Sequence[str]]], Ranked],
+        fuse: Callable[[Sequence[Ranked]], Ranked],
         depth: int = 100,
     ) -> None:
         self.parts = list(parts)
@@ -387,29 +387,17 @@ class FusionRanker:
         self.depth = depth
 
     def rank(self, queries: Sequence[str], k: int) -> list[Ranked]:
-        """Fuse each part's top ``depth`` for every query; keep the best ``k``."""
+        """Combine each part's top ``depth`` for every query; keep the best ``k``."""
         per_part = [part.rank(queries, max(k, self.depth)) for part in self.parts]
-        fused: list[Ranked] = []
-        for i in range(len(queries)):
-            fused.append(self.fuse([[d for d, _ in part[i]] for part in per_part])[:k])
-        return fused
+        return [self.fuse([part[i] for part in per_part])[:k] for i in range(len(queries))]
 
 
-class BlendRanker:
+class BlendRanker(FusionRanker):
     """Blends other modes' scores with ``zscore_blend``, each part read to ``depth``."""
 
     def __init__(self, parts: Sequence[Ranker], weights: Sequence[float], depth: int = 100) -> None:
-        self.parts = list(parts)
-        self.weights = list(weights)
-        self.depth = depth
-
-    def rank(self, queries: Sequence[str], k: int) -> list[Ranked]:
-        """Blend each part's top ``depth`` for every query; keep the best ``k``."""
-        per_part = [part.rank(queries, max(k, self.depth)) for part in self.parts]
-        return [
-            zscore_blend([part[i] for part in per_part], self.weights)[:k]
-            for i in range(len(queries))
-        ]
+        weights = list(weights)
+        super().__init__(parts, lambda ranked: zscore_blend(ranked, weights), depth)
 
 
 def rerank_order(candidates: Ranked, scores: Sequence[RerankScore]) -> Ranked:
@@ -426,12 +414,8 @@ def rerank_order(candidates: Ranked, scores: Sequence[RerankScore]) -> Ranked:
     Returns:
         The reordered candidates.
     """
-    by_index = {s.index: s.score for s in scores if 0 <= s.index < len(candidates)}
-    scored = sorted(by_index, key=lambda i: (-by_index[i], i))
-    rest = [i for i in range(len(candidates)) if i not in by_index]
-    return [(candidates[i][0], by_index[i]) for i in scored] + [
-        (candidates[i][0], float("-inf")) for i in rest
-    ]
+    order, by_index = rerank_permutation(len(candidates), scores)
+    return [(candidates[i][0], by_index.get(i, float("-inf"))) for i in order]
 
 
 class RerankRanker:
@@ -476,7 +460,7 @@ def _hybrid(ctx: ModeContext) -> Ranker:
     rrf_k = ctx.options.rrf_k
     return FusionRanker(
         [ctx.ranker("dense"), ctx.ranker("bm25")],
-        fuse=lambda rankings: rrf_fuse(rankings, k=rrf_k),
+        fuse=lambda ranked: rrf_fuse([[d for d, _ in r] for r in ranked], k=rrf_k),
         depth=ctx.options.depth,
     )
 

@@ -41,7 +41,7 @@ from app.rag.gates import apply_confidence, apply_floor
 from app.rag.ingest import KnowledgeChunk
 from app.rag.knowledge import KnowledgeBase
 from app.rag.packing import Budgets, PackedContext, classify_complexity, pack_context
-from app.rag.rerank import Reranker, build_reranker
+from app.rag.rerank import Reranker, build_reranker, rerank_permutation
 from app.rag.retrieve import RankedDoc, Retrieval
 from app.rag.rewrite import QueryRewriter
 from app.rag.spelling import model_words, repair_spelling
@@ -421,14 +421,8 @@ class RetrievalEngine:
         except Exception as exc:  # best effort by design: any rerank failure keeps fusion order
             logger.warning("rerank failed, keeping fusion order: %s", exc)
             return docs, True, ["reranker unavailable; results are in fusion order"]
-        by_index = {s.index: s.score for s in scores if 0 <= s.index < len(docs)}
-        rescored = [replace(d, rerank_score=by_index.get(i)) for i, d in enumerate(docs)]
-        # Scored docs by score (stable: fusion order breaks ties), unscored ones after.
-        order = sorted(
-            range(len(rescored)),
-            key=lambda i: (by_index.get(i) is None, -by_index.get(i, 0.0), i),
-        )
-        ranked = [rescored[i] for i in order]
+        order, by_index = rerank_permutation(len(docs), scores)
+        ranked = [replace(docs[i], rerank_score=by_index.get(i)) for i in order]
         return apply_confidence(ranked, self.config.confidence_threshold), False, []
 
 

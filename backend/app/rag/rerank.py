@@ -45,6 +45,23 @@ class RerankScore:
     score: float
 
 
+def rerank_permutation(
+    count: int, scores: Sequence[RerankScore]
+) -> tuple[list[int], dict[int, float]]:
+    """The order a rerank puts ``count`` passages in, and each scored passage's score.
+
+    Scored passages come first, best score first (equal scores keep their incoming order); the
+    passages the reranker left out follow in their incoming order. Scores for positions outside
+    the list are ignored.
+
+    Returns:
+        ``(order, score by position)``.
+    """
+    by_index = {s.index: s.score for s in scores if 0 <= s.index < count}
+    scored = sorted(by_index, key=lambda i: (-by_index[i], i))
+    return scored + [i for i in range(count) if i not in by_index], by_index
+
+
 class Reranker(Protocol):
     """Scores passages against a query with a model finer than the first-stage retrievers."""
 
