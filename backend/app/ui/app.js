@@ -4,7 +4,8 @@
 import { promptForKey, resetKeyPrompt } from "./api.js";
 import { h, replace } from "./dom.js";
 import { Inbox } from "./inbox.js";
-import { IncidentView, decidingAs } from "./incident.js";
+import { IncidentView } from "./incident.js";
+import { decidingAs } from "./incident/decision.js";
 
 const POLL_MS = 4000;
 const REVIEWER_STORAGE = "rca.reviewer";

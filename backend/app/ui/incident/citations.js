@@ -1,7 +1,7 @@
 // Citations: resolve an evidence id to the text the model saw, find the cited words in it
 // (a character span when the citation has one, else the quote) and render it with a <mark>.
 
-import { h } from "./dom.js";
+import { h } from "../dom.js";
 
 /** [start, end) offsets of each line of `text` (split on \r\n, \r or \n). */
 export function lineRanges(text) {
