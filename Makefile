@@ -26,10 +26,11 @@ run: install ## Start the service on embedded defaults (http://127.0.0.1:8000)
 test: install lint ## Lint, type-check and run the whole test suite
 	$(BIN)/python -m pytest -q
 
-lint: install ## ruff (lint + format check) and mypy (strict on backend/app)
+lint: install ## ruff (lint + format check), mypy (strict on backend/app) and the import layers
 	$(BIN)/ruff check backend tests data
 	$(BIN)/ruff format --check backend tests data
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 smoke: install ## Crash the sample app and run that incident end to end
 	$(BIN)/rca smoke

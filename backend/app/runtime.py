@@ -1,37 +1,38 @@
 """Everything a running service holds, built once: used by the API lifespan and the CLI.
 
 ``open_runtime(settings)`` verifies the model, ingests the knowledge base, opens the SQLite
-checkpointer, incident index, alert fingerprints and notification outbox, compiles the graph and
-finishes runs a crash interrupted.
+checkpointer, incident index, alert fingerprints and notification outbox, builds the evidence
+sources that are configured (Prometheus, log files), compiles the graph and finishes runs a crash
+interrupted.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
 
 from app.core.config import Settings
+from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS
+from app.evidence.sources.collector import build_collector
 from app.graph.deps import GraphDeps
 from app.graph.graph import build_graph
 from app.incidents.redaction import Redactor
 from app.incidents.service import IncidentService
 from app.intake.notify import WebhookNotifier, build_notifier
-from app.intake.parser import enriched_incident_query
-from app.intake.settings import DEFAULT_ERROR_CODE_PATTERNS, IntakeSettings
+from app.intake.settings import IntakeSettings
 from app.rag.embedding import Embedder, default_embedder
-from app.rag.engine import RetrievalEngine, build_retrieval_engine, incident_query
+from app.rag.engine import RetrievalEngine, build_retrieval_engine
 from app.rag.history import IncidentHistory
 from app.rag.knowledge import KnowledgeBase, build_knowledge_base
+from app.rag.query import QueryBuilder, incident_query_builder
 from app.rag.rewrite import build_query_rewriter
 from app.rag.store import VectorStore
 from app.rca.factory import build_chat_model, build_generator
 from app.rca.grounding import CitationChecker
 from app.storage.base import StateBackend
-from app.storage.sqlite import open_sqlite_backend
+from app.storage.sqlite.backend import open_sqlite_backend
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ def build_retriever(settings: Settings, knowledge: KnowledgeBase) -> RetrievalEn
 def open_state_backend(settings: Settings) -> AbstractAsyncContextManager[StateBackend]:
     """PostgreSQL when ``RCA_DATABASE_URL`` is set (shared by workers), else SQLite."""
     if settings.database_url is not None:
-        from app.storage.postgres import open_postgres_backend
+        from app.storage.postgres.backend import open_postgres_backend
 
         return open_postgres_backend(settings.database_url.get_secret_value())
     return open_sqlite_backend(settings.checkpoint_db_path)
@@ -81,11 +82,11 @@ def intake_settings(settings: Settings) -> IntakeSettings:
     )
 
 
-def query_builder(intake: IntakeSettings) -> Callable[[dict[str, Any]], str]:
+def query_builder(intake: IntakeSettings) -> QueryBuilder:
     """The rag query: with the evidence parser's terms unless ``RCA_PARSE_EVIDENCE`` is off."""
-    if intake.parse_evidence:
-        return partial(enriched_incident_query, patterns=intake.error_code_patterns)
-    return incident_query
+    return incident_query_builder(
+        parse_evidence=intake.parse_evidence, patterns=intake.error_code_patterns
+    )
 
 
 @asynccontextmanager
@@ -99,6 +100,8 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         floor=settings.score_floor,
     )
     intake = intake_settings(settings)
+    redactor = Redactor(settings.redaction_patterns)
+    collector = build_collector(settings)
     async with open_state_backend(settings) as backend:
         notifier = build_notifier(intake, backend.outbox)
         deps = GraphDeps(
@@ -110,12 +113,14 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             history=history,
             history_top_k=settings.history_top_k,
             build_query=query_builder(intake),
+            collector=collector,
+            redact=redactor.data,
         )
         service = IncidentService(
             build_graph(deps, backend.checkpointer),
             backend.repository,
             observers=[notifier] if notifier else [],
-            redactor=Redactor(settings.redaction_patterns),
+            redactor=redactor,
             history=history,
         )
         if history.count() == 0:

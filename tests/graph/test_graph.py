@@ -14,13 +14,13 @@ from langgraph.types import Command
 from app.core.errors import Conflict, NotFound, ValidationFailed
 from app.graph.deps import GraphDeps
 from app.graph.graph import build_graph
-from app.incidents.repository import SqliteIncidentRepository
 from app.incidents.service import IncidentService
 from app.rag.knowledge import KnowledgeBase
 from app.rag.retrieve import DenseRetriever
 from app.rca.extractive import ExtractiveGenerator
 from app.sample_app import crash_checkout
 from app.schemas import DecisionCreate, IncidentCreate
+from app.storage.sqlite.incidents import SqliteIncidentRepository
 
 
 def graph_for(knowledge: KnowledgeBase) -> Any:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from app.graph.deps import GraphDeps
 from app.graph.nodes.approval import enrich_incident, review_payload, route_after_approval
 from app.graph.nodes.finalize import finalize
-from app.graph.nodes.rag import rag, retrieval_query
+from app.graph.nodes.rag import rag
 from app.graph.nodes.rca import rca
 from app.graph.nodes.whitelist import whitelist
 from app.graph.state import RcaState
@@ -55,21 +53,6 @@ def deps_with(retriever: ListRetriever) -> GraphDeps:
         knowledge_version=lambda: "kb-test",
         top_k=3,
     )
-
-
-@pytest.mark.parametrize(
-    ("incident", "query"),
-    [
-        (
-            {"error_code": "PAY-408", "event": "PAYMENT_TIMEOUT", "message": "slow"},
-            "PAY-408 PAYMENT_TIMEOUT slow",
-        ),
-        ({"message": "only a message"}, "only a message"),
-        ({"error_code": " ", "event": None, "message": "m"}, "m"),
-    ],
-)
-def test_retrieval_query_skips_missing_parts(incident: dict[str, Any], query: str) -> None:
-    assert retrieval_query(incident) == query
 
 
 async def test_rag_records_exactly_what_was_retrieved() -> None:
@@ -153,7 +136,7 @@ def test_review_payload_and_routing() -> None:
     payload = review_payload(state)
     assert payload["allowed_actions"] == ["approve", "reject", "edit", "reanalyze"]
     assert payload["dropped_evidence_ids"] == ["x"] and payload["rca"] == {"summary": "s"}
-    assert route_after_approval({"decision": {"action": "reanalyze"}}) == "rag"  # type: ignore[typeddict-item]
+    assert route_after_approval({"decision": {"action": "reanalyze"}}) == "collect"  # type: ignore[typeddict-item]
     assert route_after_approval({"decision": {"action": "approve"}}) == "finalize"  # type: ignore[typeddict-item]
 
 

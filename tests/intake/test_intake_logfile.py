@@ -9,10 +9,11 @@ import pytest
 
 from app.core.config import PROJECT_ROOT
 from app.core.errors import ValidationFailed
+from app.evidence.parse import parse_incident
 from app.intake.logfile import MAX_LOG_ENTRIES, incident_from_log, incident_from_text
-from app.intake.parser import enriched_query, parse_incident
 from app.intake.scenarios import SCENARIOS, run_scenario, scenario_log
 from app.rag.knowledge import KnowledgeBase
+from app.rag.query import enriched_query
 from app.rag.retrieve import DenseRetriever
 from app.schemas import IncidentCreate
 

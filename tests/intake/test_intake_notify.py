@@ -20,9 +20,10 @@ from app.intake.notify import (
     incident_url,
     render_message,
 )
-from app.intake.outbox import SqliteOutbox, timestamp
+from app.intake.outbox import timestamp
 from app.intake.settings import IntakeSettings
 from app.schemas import IncidentList, IncidentPublic, IncidentStatus, IncidentSummary
+from app.storage.sqlite.outbox import SqliteOutbox
 
 UI = "http://rca.example:8000"
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from tests.knowledge.knowledge_support import ChromaServer
+from tests.knowledge.helpers import ChromaServer
 
 
 @pytest.fixture(scope="module")

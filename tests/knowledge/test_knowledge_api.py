@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from tests.knowledge.knowledge_support import edit_first_entry, make_sources
+from tests.knowledge.helpers import edit_first_entry, make_sources
 from tests.support import unique_name
 
 from app.core.config import Settings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.knowledge.knowledge_support import ChromaServer, edit_first_entry, make_sources
+from tests.knowledge.helpers import ChromaServer, edit_first_entry, make_sources
 from tests.support import unique_name
 
 from app.core.config import Settings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.knowledge.knowledge_support import RUNBOOKS
+from tests.knowledge.helpers import RUNBOOKS
 
 from app.rag.embedding import MiniLmEmbedder
 from app.rag.markdown import parse_runbook, single_code, split_sections

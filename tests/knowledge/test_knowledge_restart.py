@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.knowledge.knowledge_support import (
+from tests.knowledge.helpers import (
     edit_first_entry,
     make_sources,
     run_cli,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.knowledge.knowledge_support import make_sources
+from tests.knowledge.helpers import make_sources
 from tests.support import KNOWLEDGE_PATH
 
 from app.core.config import Settings

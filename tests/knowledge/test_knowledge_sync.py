@@ -7,7 +7,7 @@ from pathlib import Path
 
 import chromadb
 import pytest
-from tests.knowledge.knowledge_support import CountingEmbedder, edit_first_entry, make_sources
+from tests.knowledge.helpers import CountingEmbedder, edit_first_entry, make_sources
 from tests.support import unique_name
 
 from app.core.config import Settings

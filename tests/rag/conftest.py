@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.rag.rag_support import RerankServer
+from tests.rag.helpers import RerankServer
 
 from app.rag.engine import EngineConfig, RetrievalEngine
 from app.rag.knowledge import KnowledgeBase

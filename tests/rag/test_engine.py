@@ -2,18 +2,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.rag.rag_support import FakeReranker, code_of
+from tests.rag.helpers import FakeReranker, code_of
 from tests.support import unique_name
 
 from app.core.config import Settings
 from app.core.errors import NotFound, UpstreamError, ValidationFailed
 from app.rag.embedding import MiniLmEmbedder
-from app.rag.engine import (
-    EngineConfig,
-    RetrievalEngine,
-    build_retrieval_engine,
-    incident_query,
-)
+from app.rag.engine import EngineConfig, RetrievalEngine, build_retrieval_engine
 from app.rag.ingest import KnowledgeChunk, chunk_id
 from app.rag.knowledge import KnowledgeBase
 from app.rag.packing import Complexity
@@ -239,18 +234,3 @@ def test_factory_builds_from_settings(knowledge: KnowledgeBase) -> None:
     assert engine.config.budgets.simple == 100
     assert [code_of(d) for d in engine.retrieve("payment timeout", 5).docs] == ["PAY-408"]
     assert build_retrieval_engine(Settings(_env_file=None), knowledge).reranker is None  # type: ignore[call-arg]
-
-
-def test_incident_query_adds_the_evidence() -> None:
-    incident = {
-        "error_code": "PAY-408",
-        "event": " payment.timeout ",
-        "message": "payments hang",
-        "stack_trace": "requests.exceptions.ReadTimeout",
-        "logs": ["WARN retry 3", ""],
-    }
-    assert incident_query(incident) == (
-        "PAY-408 payment.timeout payments hang\nrequests.exceptions.ReadTimeout\nWARN retry 3"
-    )
-    assert incident_query({"message": "x" * 50}, max_chars=10) == "x" * 10
-    assert incident_query({"message": "m", "logs": "not a list"}) == "m"

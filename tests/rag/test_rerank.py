@@ -2,7 +2,7 @@ from collections.abc import Iterator
 
 import pytest
 from pydantic import SecretStr
-from tests.rag.rag_support import FakeReranker, Reply, RerankServer, code_of, tei_scores
+from tests.rag.helpers import FakeReranker, Reply, RerankServer, code_of, tei_scores
 from tests.support import free_port
 
 from app.core.config import Settings

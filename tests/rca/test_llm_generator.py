@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from tests.fakes import ScriptedChatModel
-from tests.rca.support import CHECKOUT_DOC_ID, FOREIGN_DOC_ID, draft_reply, make_input
+from tests.rca.helpers import CHECKOUT_DOC_ID, FOREIGN_DOC_ID, draft_reply, make_input
 
 from app.core.config import Settings
-from app.graph.prompts import PROMPT_VERSION, RETRIEVAL_LOW
 from app.rca.llm import LlmGenerator
+from app.rca.prompts import PROMPT_VERSION, RETRIEVAL_LOW
 from app.rca.schema import ConfidenceBand, Outcome
 
 LABEL = "llm:scripted/scripted-model"

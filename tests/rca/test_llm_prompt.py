@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.rca.support import (
+from tests.rca.helpers import (
     CHECKOUT_DOC_ID,
     CHILLER_DOC_ID,
     checkout_incident,
@@ -11,7 +11,6 @@ from tests.rca.support import (
     make_input,
 )
 
-from app.graph.prompts import RCA_SYSTEM_PROMPT, RETRIEVAL_LOW, RETRIEVAL_OK
 from app.rca.base import EvidenceItem
 from app.rca.llm import (
     MAX_GROUP_CHARS,
@@ -22,6 +21,7 @@ from app.rca.llm import (
     parse_draft,
     select_incident_evidence,
 )
+from app.rca.prompts import RCA_SYSTEM_PROMPT, RETRIEVAL_LOW, RETRIEVAL_OK
 
 
 def prompt_text(**kwargs: object) -> str:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from tests.fakes import ChatServer
-from tests.rca.support import CHECKOUT_DOC_ID, CHILLER_DOC_ID, draft_reply, make_input
+from tests.rca.helpers import CHECKOUT_DOC_ID, CHILLER_DOC_ID, draft_reply, make_input
 
 from app.core.config import Settings
 from app.rca.factory import build_generator

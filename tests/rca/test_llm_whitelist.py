@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 from tests.fakes import ScriptedChatModel, StaticRetriever, ranked_doc
-from tests.rca.support import (
+from tests.rca.helpers import (
     CHECKOUT_DOC_ID,
     CHECKOUT_TEXT,
     FOREIGN_DOC_ID,

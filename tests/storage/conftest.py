@@ -23,10 +23,11 @@ import pytest
 from psycopg import sql
 from tests.support import skip_or_fail
 
-from app.incidents.repository import IncidentRepository, SqliteIncidentRepository
+from app.incidents.repository import IncidentRepository
 from app.storage.base import StateBackend
-from app.storage.postgres import open_postgres_backend
-from app.storage.sqlite import open_sqlite_backend
+from app.storage.postgres.backend import open_postgres_backend
+from app.storage.sqlite.backend import open_sqlite_backend
+from app.storage.sqlite.incidents import SqliteIncidentRepository
 
 ADMIN_URL = os.environ.get("RCA_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("RCA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

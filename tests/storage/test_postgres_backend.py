@@ -19,7 +19,8 @@ from app.rca.extractive import ExtractiveGenerator
 from app.sample_app import crash_checkout
 from app.schemas import DecisionCreate, IncidentCreate
 from app.storage.base import StateBackend
-from app.storage.postgres import PostgresIncidentRepository, open_postgres_backend
+from app.storage.postgres.backend import open_postgres_backend
+from app.storage.postgres.incidents import PostgresIncidentRepository
 
 
 def service_on(backend: StateBackend, knowledge: KnowledgeBase) -> IncidentService:

@@ -11,6 +11,8 @@ from app.core.config import Settings
 from app.core.errors import Forbidden, NotReady, Unauthorized
 from app.core.security import LOCAL_IDENTITY, Identity, KeyRing, Role
 from app.incidents.service import IncidentService
+from app.intake.alertmanager import AlertIntake
+from app.intake.fingerprints import FingerprintStore
 from app.rag.engine import RetrievalEngine
 
 
@@ -74,3 +76,37 @@ SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 SubmitterDep = Annotated[Identity, Depends(require(Role.SUBMITTER))]
 ReviewerDep = Annotated[Identity, Depends(require(Role.REVIEWER))]
 AdminDep = Annotated[Identity, Depends(require(Role.ADMIN))]
+
+
+def get_fingerprint_store(request: Request) -> FingerprintStore:
+    """The alert fingerprint table of the state backend the lifespan opened.
+
+    Args:
+        request: The current request.
+
+    Returns:
+        The store.
+    """
+    store: FingerprintStore = request.app.state.fingerprints
+    return store
+
+
+FingerprintStoreDep = Annotated[FingerprintStore, Depends(get_fingerprint_store)]
+
+
+def get_alert_intake(
+    incidents: IncidentServiceDep, fingerprints: FingerprintStoreDep
+) -> AlertIntake:
+    """The Alertmanager intake over the incident service and the fingerprint table.
+
+    Args:
+        incidents: The incident service.
+        fingerprints: The fingerprint table.
+
+    Returns:
+        The intake.
+    """
+    return AlertIntake(incidents, fingerprints)
+
+
+AlertIntakeDep = Annotated[AlertIntake, Depends(get_alert_intake)]

@@ -6,8 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.rag.engine import incident_query
+from app.evidence.sources.collector import EvidenceCollector
 from app.rag.history import IncidentHistory
+from app.rag.query import incident_query
 from app.rag.retrieve import Retriever
 from app.rca.base import RcaGenerator
 from app.rca.grounding import CitationChecker
@@ -26,3 +27,7 @@ class GraphDeps:
     checker: CitationChecker | None = None
     history: IncidentHistory | None = None
     history_top_k: int = 3
+    #: Live evidence sources run by the ``collect`` node; None = collect nothing.
+    collector: EvidenceCollector | None = None
+    #: Masks secrets in collected evidence before it enters the state (the service's redactor).
+    redact: Callable[[Any], Any] | None = None

@@ -23,11 +23,12 @@ from langgraph.types import Command
 from pydantic import ValidationError
 
 from app.core.errors import Conflict, NotFound, ValidationFailed
-from app.graph.nodes.whitelist import allowed_evidence_ids, filter_rca
 from app.graph.state import RcaState
+from app.incidents.postmortem import Postmortem, build_postmortem
 from app.incidents.redaction import Redactor
 from app.incidents.repository import AuditEvent, IncidentRepository
 from app.rag.history import IncidentHistory
+from app.rca.citations import allowed_evidence_ids, filter_rca
 from app.rca.schema import Rca
 from app.schemas import (
     DecisionAction,
@@ -71,6 +72,23 @@ def draft_summary(rca: dict[str, Any] | None) -> dict[str, Any]:
     """Index fields taken from a draft."""
     rca = rca or {}
     return {"confidence": rca.get("confidence"), "summary": (rca.get("summary") or "")[:300]}
+
+
+def collected_record(values: dict[str, Any]) -> dict[str, Any]:
+    """What was collected for a draft, for its audit event: items without chart points.
+
+    Empty when no source is configured, so such drafts are recorded exactly as before.
+    """
+    if "collected_evidence" not in values and "sources_unavailable" not in values:
+        return {}
+    return {
+        "collected_evidence": [
+            {k: v for k, v in item.items() if k != "points"}
+            for item in values.get("collected_evidence", [])
+        ],
+        "sources_unavailable": values.get("sources_unavailable", []),
+        "collected_at": values.get("collected_at"),
+    }
 
 
 class IncidentObserver(Protocol):
@@ -119,7 +137,7 @@ class IncidentService:
     async def create(self, body: IncidentCreate) -> IncidentPublic:
         """Record the incident, run it to the review point and return it."""
         # Masked before anything is stored, logged, sent to an LLM or notified.
-        incident = self.redactor.data(body.model_dump(exclude_none=True))
+        incident = self.redactor.data(body.model_dump(mode="json", exclude_none=True))
         incident_id = str(uuid.uuid4())
         now = utcnow()
         initial: RcaState = {
@@ -174,6 +192,7 @@ class IncidentService:
                     {
                         "rca": values.get("rca"),
                         "dropped_evidence_ids": values.get("dropped_evidence_ids", []),
+                        **collected_record(values),
                     },
                 ),
             )
@@ -200,6 +219,8 @@ class IncidentService:
             final_rca=values.get("final_rca"),
             similar_error_docs=values.get("similar_error_docs", []),
             similar_past_incidents=values.get("similar_past_incidents", []),
+            collected_evidence=values.get("collected_evidence", []),
+            sources_unavailable=values.get("sources_unavailable", []),
             dropped_evidence_ids=values.get("dropped_evidence_ids", []),
             unsupported_citations=values.get("unsupported_citations", []),
             low_confidence=values.get("low_confidence", False),
@@ -221,6 +242,11 @@ class IncidentService:
         if await self.repository.get(incident_id) is None:
             raise NotFound(f"no incident with id '{incident_id}'")
         return await self.repository.events(incident_id)
+
+    async def postmortem(self, incident_id: str) -> Postmortem:
+        """The postmortem of a decided incident; 404 unknown, 409 not decided yet."""
+        record = await self.get(incident_id)
+        return build_postmortem(record, await self.repository.events(incident_id))
 
     async def decide(
         self, incident_id: str, decision: DecisionCreate, actor: str
@@ -322,7 +348,12 @@ class IncidentService:
                     f"edited rca is invalid at '{where}': {first['msg']}"
                 ) from exc
             if values:
-                edited, _ = filter_rca(edited, allowed_evidence_ids(values))  # type: ignore[arg-type]
+                allowed = allowed_evidence_ids(
+                    values.get("similar_error_docs", []),
+                    values["incident"],
+                    values.get("collected_evidence", []),
+                )
+                edited, _ = filter_rca(edited, allowed)
             edited["provenance"] = {**edited.get("provenance", {}), "edited_by": actor}
             resume["rca"] = edited
         if decision.action is DecisionAction.REANALYZE and decision.added_evidence:

@@ -1,1 +1,1 @@
-"""Incident intake: Alertmanager webhooks, raw evidence parsing, notifications, sample scenarios."""
+"""Incident intake: Alertmanager webhooks, log files, notifications, sample scenarios."""

@@ -11,14 +11,16 @@ An alert becomes an incident like this: the message is the ``summary`` then the
 ``description`` annotation (the ``alertname`` when both are missing); ``service`` and
 ``error_code`` come only from labels of exactly those names (finding the error family is the
 retrieval's job, not a mapping of alert names); ``event`` is the ``alertname``; the logs carry
-a compact rendering of the alert, its labels and its other annotations.
+a compact rendering of the alert, its labels and its other annotations. The labels, the
+``generatorURL`` (the rule's expression) and ``startsAt`` are kept as ``labels``,
+``generator_url`` and ``started_at``: the evidence sources select, query and window on them.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -224,6 +226,9 @@ _SOURCE_OF = {
     "service": "labels.service",
     "error_code": "labels.error_code",
     "logs": "labels",
+    "labels": "labels",
+    "generator_url": "generatorURL",
+    "started_at": "startsAt",
 }
 
 
@@ -250,6 +255,11 @@ def incident_for(alert: Alert, index: int, receiver: str) -> IncidentCreate:
             service=service,
             error_code=error_code,
             logs=alert_logs(alert, receiver),
+            labels=alert.labels,
+            generator_url=alert.generator_url or None,
+            started_at=alert.starts_at
+            if alert.starts_at.tzinfo
+            else alert.starts_at.replace(tzinfo=UTC),
         )
     except ValidationError as exc:
         first = exc.errors()[0]

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import ValidationFailed
-from app.intake.parser import Level, find_error_codes, parse_text, record_level
-from app.intake.settings import DEFAULT_ERROR_CODE_PATTERNS
+from app.evidence.logs import record_level
+from app.evidence.model import Level
+from app.evidence.parse import parse_text
+from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, find_error_codes
 from app.schemas import (
     MAX_LOG_LINE_CHARS,
     MAX_MESSAGE_CHARS,

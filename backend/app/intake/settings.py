@@ -8,12 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: Error codes as the knowledge base writes them: ``CO-500``, ``PAY-408``, ``POS-503-PLU``.
-#: A few well-known acronyms that look the same (``SHA-256``) are excluded.
-DEFAULT_ERROR_CODE_PATTERNS: tuple[str, ...] = (
-    r"\b(?!(?:SHA|AES|RSA|UTF|ISO|RFC|TLS|SSL|HTTP|TCP|UDP|ECDSA)-)"
-    r"[A-Z]{2,6}-\d{3}(?:-[A-Z]{2,12})?\b",
-)
+from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS
 
 
 @dataclass(frozen=True)

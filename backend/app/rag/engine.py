@@ -426,38 +426,6 @@ class RetrievalEngine:
         return apply_confidence(ranked, self.config.confidence_threshold), False, []
 
 
-def incident_query(incident: Mapping[str, Any], max_chars: int = 2000) -> str:
-    """The retrieval query for an incident: code, event, message, then stack trace and logs.
-
-    Measured on ``data/eval/incidents.jsonl`` (93 in-domain cases): adding the stack trace and
-    log lines lifts hybrid hit@1 from 56 to 86 -- many incidents carry their evidence only there.
-    The text is cut to ``max_chars`` so it passes the engine's length check.
-
-    Args:
-        incident: A mapping with optional ``error_code``, ``event``, ``message``,
-            ``stack_trace`` (str) and ``logs`` (list of str).
-        max_chars: Maximum length of the query.
-
-    Returns:
-        The parts that are present, joined by newlines.
-    """
-    parts: list[str] = []
-    head = " ".join(
-        str(incident[key]).strip()
-        for key in ("error_code", "event", "message")
-        if incident.get(key) and str(incident[key]).strip()
-    )
-    if head:
-        parts.append(head)
-    stack = incident.get("stack_trace")
-    if stack and str(stack).strip():
-        parts.append(str(stack).strip())
-    logs = incident.get("logs")
-    if isinstance(logs, list | tuple):
-        parts.extend(str(line).strip() for line in logs if str(line).strip())
-    return "\n".join(parts)[:max_chars]
-
-
 def build_retrieval_engine(
     settings: Settings,
     knowledge: KnowledgeBase,

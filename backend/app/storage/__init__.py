@@ -1,1 +1,5 @@
-"""Durable state backends: the graph checkpointer and the incident index, opened together."""
+"""Durable state backends: ``sqlite/`` and ``postgres/`` implement the domain's interfaces.
+
+Each backend opens the graph checkpointer, the incident index, alert fingerprints and the
+notification outbox together; both create the same tables, described once in ``schema``.
+"""

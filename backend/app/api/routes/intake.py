@@ -6,10 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from app.api.deps import require
+from app.api.deps import AlertIntakeDep, require
 from app.core.security import Role
 from app.intake.alertmanager import AlertIntakePublic, AlertmanagerWebhook
-from app.intake.deps import AlertIntakeDep
 from app.schemas import ErrorResponse
 
 #: Monitoring systems submit incidents, so they need the submitter role (Alertmanager sends

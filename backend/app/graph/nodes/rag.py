@@ -8,12 +8,7 @@ from typing import Any
 from app.core.metrics import LOW_CONFIDENCE
 from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
-
-
-def retrieval_query(incident: dict[str, Any]) -> str:
-    """``f"{error_code} {event} {message}"``, skipping missing parts."""
-    parts = (incident.get("error_code"), incident.get("event"), incident.get("message"))
-    return " ".join(str(p).strip() for p in parts if p and str(p).strip())
+from app.rag.query import with_collected_logs
 
 
 async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
@@ -22,9 +17,11 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
     The query (``deps.build_query``) starts with code, event and message, then the terms the
     evidence parser found (exception, causal line, codes, statuses), then the stack trace and
     log lines: many incidents carry their evidence only there (measured effect in
-    docs/architecture/retrieval-evaluation.md).
+    docs/architecture/retrieval-evaluation.md). Collected log records count as log lines.
     """
-    query = deps.build_query(state["incident"])
+    query = deps.build_query(
+        with_collected_logs(state["incident"], state.get("collected_evidence", []))
+    )
     retrieval = await asyncio.to_thread(deps.retriever.retrieve, query, deps.top_k)
     if retrieval.low_confidence:
         LOW_CONFIDENCE.inc()

@@ -1,4 +1,4 @@
-"""The embedded backend: one SQLite file holds the whole state of a single-node service.
+"""Opening the embedded backend: checkpoints and every store on one SQLite connection.
 
 Checkpoints, the incident index, the audit trail, alert fingerprints and the notification
 outbox share the file. One connection serves all of them. aiosqlite runs every
@@ -16,10 +16,10 @@ from pathlib import Path
 import aiosqlite
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from app.incidents.repository import SqliteIncidentRepository
-from app.intake.fingerprints import SqliteFingerprintStore
-from app.intake.outbox import SqliteOutbox
 from app.storage.base import StateBackend
+from app.storage.sqlite.fingerprints import SqliteFingerprintStore
+from app.storage.sqlite.incidents import SqliteIncidentRepository
+from app.storage.sqlite.outbox import SqliteOutbox
 
 BUSY_TIMEOUT_MS = 30_000
 

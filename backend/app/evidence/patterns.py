@@ -1,0 +1,194 @@
+"""What evidence text is scanned for: error codes, HTTP statuses, levels, volatile parts.
+
+Error codes match configurable regular expressions (``DEFAULT_ERROR_CODE_PATTERNS`` unless the
+``RCA_ERROR_CODE_PATTERNS`` setting says otherwise); HTTP statuses are 4xx and 5xx only, in the
+ways logs write them; ``normalise`` replaces the parts of a line that change between repeats of
+one failure (uuids, timestamps, IPs, hex ids, numbers) so repeats compare equal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from http import HTTPStatus
+from typing import TypeVar
+
+_T = TypeVar("_T")
+
+#: Error codes as the knowledge base writes them: ``CO-500``, ``PAY-408``, ``POS-503-PLU``.
+#: A few well-known acronyms that look the same (``SHA-256``) are excluded.
+DEFAULT_ERROR_CODE_PATTERNS: tuple[str, ...] = (
+    r"\b(?!(?:SHA|AES|RSA|UTF|ISO|RFC|TLS|SSL|HTTP|TCP|UDP|ECDSA)-)"
+    r"[A-Z]{2,6}-\d{3}(?:-[A-Z]{2,12})?\b",
+)
+
+#: An exception type written inline in a log line.
+EXCEPTION_TYPE_RE = re.compile(
+    r"(?<![\w.$])(?P<type>(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*?"
+    r"(?:Error|Exception|Timeout|Exit|Interrupt|Fault))(?![\w$])(?::\s*(?P<message>.*))?"
+)
+
+ERROR_LEVELS = frozenset(
+    {"ERROR", "ERR", "SEVERE", "FATAL", "CRITICAL", "CRIT", "PANIC", "EMERG", "ALERT"}
+)
+WARN_LEVELS = frozenset({"WARN", "WARNING"})
+INFO_LEVELS = frozenset({"INFO", "NOTICE", "DEBUG", "TRACE", "FINE", "FINER", "FINEST"})
+_ALL_LEVELS = "|".join(sorted(ERROR_LEVELS | WARN_LEVELS | INFO_LEVELS, key=len, reverse=True))
+LEVEL_RE = re.compile(rf"(?<![\w-])(?P<level>{_ALL_LEVELS})(?![\w-])")
+LEVEL_LOWER_RE = re.compile(
+    rf"(?:\[|\blevel=|\bseverity=|\blvl=)\"?(?P<level>(?i:{_ALL_LEVELS}))(?![\w-])"
+)
+
+_TIMESTAMP_PATTERNS = (
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
+    r"\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2}(?: [+-]\d{4})?",
+    r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}",
+    r"\d{4}-\d{2}-\d{2}",
+    r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?",
+)
+_TIMESTAMP_RE = re.compile("|".join(rf"(?:{p})" for p in _TIMESTAMP_PATTERNS))
+LEADING_TIMESTAMP_RE = re.compile(rf"^\s*\[?(?:{_TIMESTAMP_RE.pattern})\]?")
+_UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b")
+IP_RE = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b")
+_HEX_RE = re.compile(
+    r"\b(?:0x[0-9a-fA-F]+|(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{5,})\b"
+)
+#: Numbers, also with a unit glued on (``30000ms``, ``1.2s``, ``88%``).
+_NUMBER_RE = re.compile(
+    r"(?<![\w-])\d+(?:[.,]\d+)?(?=(?:ms|us|ns|s|m|h|d|k|kb|mb|gb|x|%)?(?![\w]))"
+)
+SPACE_RE = re.compile(r"\s+")
+
+_STATUS_PHRASES = "|".join(
+    re.escape(s.phrase) for s in HTTPStatus if 400 <= s.value < 600 and s.phrase
+)
+_STATUS_RES = (
+    re.compile(r"\bHTTP(?:/\d(?:\.\d)?)?\"?\s*(?P<code>[1-5]\d\d)\b"),
+    re.compile(
+        r"\b(?:status|status_code|statusCode|http_status|http\.status_code|code)"
+        r"\"?\s*[=:]\s*\"?(?P<code>[1-5]\d\d)\b"
+    ),
+    re.compile(
+        r"(?:->|=>|\breturned|\breturning|\bresponded(?: with)?|\breplied(?: with)?|"
+        r"\banswered(?: with)?|\breceived|\brejected(?: with)?|\bwith status(?: code)?|"
+        r"\bstatus(?: code)?)\s+\"?(?P<code>[1-5]\d\d)\b"
+    ),
+    re.compile(rf"\b(?P<code>[1-5]\d\d)\s+(?:{_STATUS_PHRASES})\b", re.IGNORECASE),
+    re.compile(r"\b(?P<code>[45]\d\d)\s+(?:for|from|on|error|response)\b"),
+)
+
+
+@lru_cache(maxsize=32)
+def compile_code_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """Compile error-code patterns once.
+
+    Args:
+        patterns: Regular expressions; each match (group 0) is an error code.
+
+    Returns:
+        The compiled patterns.
+    """
+    return tuple(re.compile(p) for p in patterns)
+
+
+def find_error_codes(text: str, patterns: Sequence[str] = DEFAULT_ERROR_CODE_PATTERNS) -> list[str]:
+    """Error codes in ``text``, in order of appearance, without repeats.
+
+    Args:
+        text: Any text.
+        patterns: Error-code regular expressions.
+
+    Returns:
+        The codes found.
+    """
+    found: list[tuple[int, str]] = []
+    for pattern in compile_code_patterns(tuple(patterns)):
+        found.extend((m.start(), m.group(0)) for m in pattern.finditer(text))
+    return unique(code for _, code in sorted(found))
+
+
+def find_http_statuses(text: str) -> list[int]:
+    """HTTP error statuses (4xx and 5xx) mentioned in ``text``, in order, without repeats.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The statuses found.
+    """
+    found: list[tuple[int, int]] = []
+    for pattern in _STATUS_RES:
+        for match in pattern.finditer(text):
+            code = int(match.group("code"))
+            if 400 <= code < 600:
+                found.append((match.start("code"), code))
+    return unique(code for _, code in sorted(found))
+
+
+def status_text(code: int) -> str:
+    """``HTTP 503 Service Unavailable`` (the phrase when the code is a known one).
+
+    Args:
+        code: An HTTP status code.
+
+    Returns:
+        The status as text.
+    """
+    try:
+        return f"HTTP {code} {HTTPStatus(code).phrase}"
+    except ValueError:
+        return f"HTTP {code}"
+
+
+def normalise(text: str) -> str:
+    """Replace volatile parts (uuids, timestamps, IPs, hex ids, numbers) with placeholders.
+
+    Error codes such as ``PAY-408`` stay intact: numbers joined to a word by ``-`` are kept.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The normalised text, white space collapsed.
+    """
+    text = _UUID_RE.sub("<uuid>", text)
+    text = _TIMESTAMP_RE.sub("<ts>", text)
+    text = IP_RE.sub("<ip>", text)
+    text = _HEX_RE.sub("<hex>", text)
+    text = _NUMBER_RE.sub("<n>", text)
+    return SPACE_RE.sub(" ", text).strip()
+
+
+def is_record_start(line: str) -> bool:
+    """Whether ``line`` starts a new log record (timestamp, level or JSON object first).
+
+    Args:
+        line: One line of a log or trace.
+
+    Returns:
+        True when the line opens a record rather than continuing the one above.
+    """
+    stripped = line.lstrip()
+    if stripped.startswith("{") or LEADING_TIMESTAMP_RE.match(line):
+        return True
+    match = LEVEL_RE.search(line[:60]) or LEVEL_LOWER_RE.search(line[:60])
+    return bool(match)
+
+
+def unique(items: Iterable[_T]) -> list[_T]:
+    """``items`` in order, repeats dropped.
+
+    Args:
+        items: Hashable items.
+
+    Returns:
+        The first occurrence of each item.
+    """
+    seen: set[_T] = set()
+    out: list[_T] = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out

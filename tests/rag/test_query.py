@@ -1,0 +1,104 @@
+"""The retrieval query: head, parsed evidence terms, raw stack trace and log lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.evidence.helpers import PY_CHAINED_CAUSE, PY_DURING_HANDLING
+
+from app.evidence.parse import parse_entries, parse_incident, parse_text
+from app.rag.query import (
+    enriched_incident_query,
+    enriched_query,
+    evidence_terms,
+    incident_query,
+    incident_query_builder,
+    retrieval_query,
+)
+
+
+@pytest.mark.parametrize(
+    ("incident", "query"),
+    [
+        (
+            {"error_code": "PAY-408", "event": "PAYMENT_TIMEOUT", "message": "slow"},
+            "PAY-408 PAYMENT_TIMEOUT slow",
+        ),
+        ({"message": "only a message"}, "only a message"),
+        ({"error_code": " ", "event": None, "message": "m"}, "m"),
+    ],
+)
+def test_retrieval_query_skips_missing_parts(incident: dict[str, Any], query: str) -> None:
+    assert retrieval_query(incident) == query
+
+
+def test_incident_query_adds_the_evidence() -> None:
+    incident = {
+        "error_code": "PAY-408",
+        "event": " payment.timeout ",
+        "message": "payments hang",
+        "stack_trace": "requests.exceptions.ReadTimeout",
+        "logs": ["WARN retry 3", ""],
+    }
+    assert incident_query(incident) == (
+        "PAY-408 payment.timeout payments hang\nrequests.exceptions.ReadTimeout\nWARN retry 3"
+    )
+    assert incident_query({"message": "x" * 50}, max_chars=10) == "x" * 10
+    assert incident_query({"message": "m", "logs": "not a list"}) == "m"
+
+
+def test_evidence_terms() -> None:
+    parsed = parse_entries(["ERROR plu-service health check failed: HTTP 503 (POS-503-PLU)"])
+    terms = evidence_terms(parsed)
+    assert "plu-service health check failed" in terms
+    assert "POS-503-PLU" in terms and "HTTP 503 Service Unavailable" in terms
+    traced = evidence_terms(parse_text(PY_CHAINED_CAUSE))
+    assert traced.startswith("TimeoutError timed out")
+    assert evidence_terms(parse_text("")) == ""
+
+
+def test_info_noise_does_not_outrank_the_message() -> None:
+    incident = {
+        "message": "Card payments time out waiting for the payment provider",
+        "logs": [
+            "alertmanager alert=PaymentProviderSlow status=firing",
+            "labels: service=checkout",
+        ],
+    }
+    parsed = parse_incident(incident)
+    assert parsed.source == "message"
+    # The query already holds the message; the terms do not repeat it.
+    assert evidence_terms(parsed) == ""
+    assert enriched_query(incident) == retrieval_query(incident)
+
+
+def test_enriched_query_is_the_plain_query_plus_the_terms() -> None:
+    incident = {"message": "service error", "stack_trace": PY_DURING_HANDLING}
+    expected = f"{retrieval_query(incident)} {evidence_terms(parse_incident(incident))}"
+    assert enriched_query(incident) == expected
+    assert "ZeroDivisionError division by zero" in enriched_query(incident)
+
+
+def test_enriched_incident_query_puts_the_terms_before_the_raw_evidence() -> None:
+    noise = [f"2024-06-02 10:00:{n % 60:02d} INFO  heartbeat {n}" for n in range(200)]
+    incident = {
+        "message": "service error",
+        "stack_trace": PY_DURING_HANDLING,
+        "logs": noise,
+    }
+    query = enriched_incident_query(incident)
+    first_line = query.splitlines()[0]
+    assert first_line == f"service error {evidence_terms(parse_incident(incident))}"
+    assert "ZeroDivisionError division by zero" in first_line
+    assert "Traceback (most recent call last):" in query  # the raw trace follows
+    assert len(query) == 2000  # the noise is cut, the terms are not
+
+
+def test_the_builder_follows_the_parse_evidence_setting() -> None:
+    incident = {"message": "service error", "stack_trace": "E1234 driver gone"}
+    plain = incident_query_builder(parse_evidence=False)(incident)
+    assert plain == incident_query(incident) == "service error\nE1234 driver gone"
+    assert incident_query_builder()(incident) == enriched_incident_query(incident) == plain
+    configured = incident_query_builder(patterns=[r"\bE\d{4}\b"])(incident)
+    assert configured == "service error E1234\nE1234 driver gone"
