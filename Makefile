@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint smoke eval bench screenshots clean
+.PHONY: help install run test lint smoke live eval bench screenshots clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -35,17 +35,21 @@ lint: install ## ruff (lint + format check), mypy (strict on backend/app) and th
 smoke: install ## Crash the sample app and run that incident end to end
 	$(BIN)/rca smoke
 
+live: install ## Watch the whole loop: shop, Prometheus, Alertmanager, service on loopback (Ctrl-C stops)
+	$(BIN)/python scripts/live.py
+
 eval: install ## Full evaluations (domain incidents, SciFact, loghub); slow, see docs/architecture/retrieval-evaluation.md
 	$(BIN)/rca eval incidents data/eval/incidents.jsonl --json eval-results/incidents.json
-	$(BIN)/rca eval beir ../shared/datasets/scifact --modes dense,bm25,hybrid,dense-window,bm25-tuned,blend --json eval-results/scifact.json
+	$(BIN)/rca eval beir ../shared/datasets/scifact --json eval-results/scifact.json
 	$(BIN)/rca eval beir ../shared/datasets/loghub_template_ir --json eval-results/loghub.json
 
-bench: install ## Speed benchmarks, side by side in one process (embed, retrieve, graph, ingest; HTTP on 127.0.0.1)
+bench: install ## Speed benchmarks, side by side in one process (embed, retrieve, graph, ingest; HTTP on 127.0.0.1; scale)
 	$(BIN)/rca bench embed --json bench-results/embed.json
 	$(BIN)/rca bench retrieve --json bench-results/retrieve.json
 	$(BIN)/rca bench graph --json bench-results/graph.json
 	$(BIN)/rca bench ingest --json bench-results/ingest.json
 	$(BIN)/rca bench http --json bench-results/http.json
+	$(BIN)/rca bench scale --json bench-results/scale.json
 
 screenshots: install ## Save reviewer UI screenshots to docs/architecture/img/ (needs chromium)
 	$(BIN)/python scripts/screenshots.py

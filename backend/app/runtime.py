@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 
 from app.core.config import Settings
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS
@@ -122,6 +123,8 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             observers=[notifier] if notifier else [],
             redactor=redactor,
             history=history,
+            idempotency_ttl=timedelta(hours=settings.idempotency_key_ttl_hours),
+            checker=deps.checker,
         )
         if history.count() == 0:
             learned = await service.rebuild_history()

@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 MAX_MESSAGE_CHARS = 4_000
 MAX_STACK_TRACE_CHARS = 50_000
 MAX_LOG_LINES = 500
 MAX_LOG_LINE_CHARS = 4_000
 MAX_COMMENT_CHARS = 4_000
+MAX_LABELS = 64
+MAX_URL_CHARS = 4_000
+
+LabelName = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+LabelValue = Annotated[str, StringConstraints(max_length=8_000)]
 
 
 class IncidentStatus(StrEnum):
@@ -65,6 +78,23 @@ class IncidentCreate(BaseModel):
     stack_trace: str | None = Field(default=None, max_length=MAX_STACK_TRACE_CHARS)
     logs: list[str] | None = Field(default=None, max_length=MAX_LOG_LINES)
     service: str | None = Field(default=None, max_length=128)
+    labels: dict[LabelName, LabelValue] | None = Field(
+        default=None,
+        max_length=MAX_LABELS,
+        description="Monitoring labels (alertname, job, instance …); evidence sources "
+        "select on them",
+    )
+    generator_url: str | None = Field(
+        default=None,
+        max_length=MAX_URL_CHARS,
+        description="The alerting rule's URL (Alertmanager's generatorURL); its g0.expr is "
+        "the alert's own expression, run against Prometheus",
+    )
+    started_at: AwareDatetime | None = Field(
+        default=None,
+        description="When the failure began (an alert's startsAt); evidence is collected "
+        "from a window before it. Default: when the incident is reported",
+    )
 
     @field_validator("message")
     @classmethod
@@ -114,6 +144,10 @@ class DecisionCreate(BaseModel):
     comment: str | None = Field(default=None, max_length=MAX_COMMENT_CHARS)
     rca: dict[str, Any] | None = None
     added_evidence: AddedEvidence | None = None
+    confirm_unsupported: bool = Field(
+        default=False,
+        description="Store an edit even though some edited claims fail the citation check",
+    )
 
     @field_validator("reviewer")
     @classmethod
@@ -155,6 +189,38 @@ class PastIncident(BaseModel):
     decided_at: str | None = None
 
 
+class CollectedEvidence(BaseModel):
+    """An item collected from a live source: a metric series or a log record.
+
+    Metric items carry ``points`` (``[[unix seconds, value], …]``) and a ``url`` to the
+    Prometheus graph page; log items carry ``lines`` (``[{"number", "text"}]``), ``file`` and
+    ``line``. ``facts`` holds what the item says for weighing (trend, baseline, peak, change
+    time; level, exception, codes, statuses).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    source: str
+    kind: str
+    summary: str
+    query: str
+    range: dict[str, str]
+    points: list[list[float]] | None = None
+    lines: list[dict[str, Any]] | None = None
+    facts: dict[str, Any] = Field(default_factory=dict)
+    url: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+
+class UnavailableSource(BaseModel):
+    """A source (or part of one) that could not be read for this incident, and why."""
+
+    source: str
+    reason: str
+
+
 class IncidentPublic(BaseModel):
     """An incident with its analysis and review state."""
 
@@ -165,13 +231,28 @@ class IncidentPublic(BaseModel):
     final_rca: dict[str, Any] | None = None
     similar_error_docs: list[SimilarDoc] = Field(default_factory=list)
     similar_past_incidents: list[PastIncident] = Field(default_factory=list)
+    collected_evidence: list[CollectedEvidence] = Field(default_factory=list)
+    sources_unavailable: list[UnavailableSource] = Field(default_factory=list)
     dropped_evidence_ids: list[str] = Field(default_factory=list)
     unsupported_citations: list[dict[str, Any]] = Field(default_factory=list)
     low_confidence: bool = False
+    diagnosis: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "The differential diagnosis: each candidate family with the signals the incident's "
+            "evidence confirms (with evidence ids), contradicts and does not show; its score, "
+            "whether it is offered, and the final abstain decision with its reason"
+        ),
+    )
     decision: dict[str, Any] | None = None
     drafts: list[dict[str, Any]] = Field(default_factory=list)
+    assignee: str | None = Field(default=None, description="Who claimed the incident")
     created_at: str
     updated_at: str
+
+
+#: How much of an incident's message a list row carries.
+LIST_MESSAGE_CHARS = 300
 
 
 class IncidentSummary(BaseModel):
@@ -180,21 +261,95 @@ class IncidentSummary(BaseModel):
     id: str
     status: IncidentStatus
     error_code: str | None = None
+    event: str | None = None
     service: str | None = None
+    message: str | None = Field(default=None, description="The message's first 300 characters")
     confidence: str | None = None
     summary: str | None = None
     decided_by: str | None = None
+    decision_action: DecisionAction | None = Field(
+        default=None, description="How it was decided: `edit` is an approval with edits"
+    )
+    assignee: str | None = None
+    group_key: str | None = Field(default=None, description="The group of similar incidents")
+    group_size: int | None = Field(
+        default=None, description="In a grouped list: how many incidents the row stands for"
+    )
     created_at: str
     updated_at: str
 
 
 class IncidentList(BaseModel):
-    """A page of incidents, newest first."""
+    """A page of the incident list, with the counts per status under the same filters."""
 
     items: list[IncidentSummary]
-    total: int
+    total: int = Field(description="Rows the whole list holds (groups, when grouped)")
+    counts: dict[IncidentStatus, int] = Field(
+        default_factory=dict,
+        description="Incidents per status under every filter but the status one",
+    )
     limit: int
-    offset: int
+    next_cursor: str | None = Field(
+        default=None, description="Pass as `cursor` for the next page; null on the last page"
+    )
+
+
+class AssignmentCreate(BaseModel):
+    """Claim an incident for someone, or release it (``assignee: null``)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"assignee": "ana"}]})
+
+    assignee: str | None = Field(max_length=128)
+
+    @field_validator("assignee")
+    @classmethod
+    def assignee_not_blank(cls, value: str | None) -> str | None:
+        """A name, when given, must say something."""
+        return _not_blank(value)
+
+
+#: How many incidents one bulk decision may cover.
+MAX_BULK_IDS = 500
+
+
+class BulkDecisionCreate(BaseModel):
+    """One decision for several incidents (a group): each is decided on its own."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"ids": ["…", "…"], "action": "approve", "comment": "same outage"}]
+        },
+    )
+
+    ids: list[str] = Field(min_length=1, max_length=MAX_BULK_IDS)
+    action: Literal[DecisionAction.APPROVE, DecisionAction.REJECT]
+    comment: str | None = Field(default=None, max_length=MAX_COMMENT_CHARS)
+    reviewer: str | None = Field(default=None, max_length=128)
+
+    @model_validator(mode="after")
+    def reason_and_unique_ids(self) -> BulkDecisionCreate:
+        """Each id once; ``reject`` needs a ``comment``."""
+        if len(set(self.ids)) != len(self.ids):
+            raise ValueError("ids must not repeat")
+        if self.action is DecisionAction.REJECT and not (self.comment and self.comment.strip()):
+            raise ValueError("a 'reject' decision needs a 'comment' giving the reason")
+        return self
+
+
+class BulkDecisionResult(BaseModel):
+    """What happened to one incident of a bulk decision."""
+
+    id: str
+    ok: bool
+    status: IncidentStatus | None = Field(default=None, description="Its status afterwards")
+    error: ErrorBody | None = None
+
+
+class BulkDecisionPublic(BaseModel):
+    """Per-incident results, in the order of the request's ids."""
+
+    results: list[BulkDecisionResult]
 
 
 class ErrorBody(BaseModel):

@@ -50,10 +50,18 @@ class Settings(BaseSettings):
     error_code_patterns: list[str] | None = None
     parse_evidence: bool = True
 
+    # Investigation: live evidence collected before the analysis (see .env.example).
+    prometheus_url: str | None = None
+    sources_file: Path | None = None
+    collect_timeout_seconds: float = Field(default=5.0, gt=0)
+    collect_budget_seconds: float = Field(default=10.0, gt=0)
+    collect_lookback_minutes: float = Field(default=15.0, gt=0, le=7 * 24 * 60)
+
     # HTTP server.
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     log_level: str = "INFO"
+    log_format: Literal["auto", "json", "console"] = "auto"
     debug: bool = False
 
     # Security and limits.
@@ -62,6 +70,8 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(default=120, ge=0)
     redis_url: str | None = None
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    idempotency_key_ttl_hours: float = Field(default=24.0, gt=0)
+    recovery_interval_seconds: float = Field(default=30.0, ge=0)
     cors_origins: str = ""
     redaction_patterns: dict[str, str] = Field(default_factory=dict)
 
@@ -86,6 +96,14 @@ class Settings(BaseSettings):
     retrieve_default_limit: int = Field(default=15, ge=1, le=50)
     query_max_chars: int = Field(default=2000, ge=1, le=2000)
     spelling_repair: bool = True
+    fusion: Literal["rrf", "zscore"] = "rrf"
+    dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    bm25_method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    bm25_k1: float = Field(default=1.2, gt=0.0)
+    bm25_b: float = Field(default=0.75, ge=0.0, le=1.0)
+    bm25_title_repeats: int = Field(default=0, ge=0, le=10)
+    window_tokens: int = Field(default=0, ge=0, le=256)
+    window_stride: int = Field(default=48, ge=1, le=256)
     # End of retrieval engine (B).
 
     # Knowledge lifecycle (B2) -- sources, backends, incremental ingest; see .env.example.

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.rca.schema import Rca
+
+if TYPE_CHECKING:
+    from app.rca.diagnosis import Diagnosis
 
 
 @dataclass(frozen=True)
 class EvidenceItem:
-    """A citable piece of evidence: a knowledge doc or a part of the incident."""
+    """A citable piece of evidence: a knowledge doc, a part of the incident, a collected item."""
 
     id: str
     text: str
-    kind: str  # "doc" or "incident"
+    kind: str  # "doc", "incident" or "collected"
 
 
 @dataclass(frozen=True)
@@ -27,10 +30,16 @@ class RcaInput:
     low_confidence: bool
     knowledge_version: str
     notes: list[str] = field(default_factory=list)
+    #: Items the ``collect`` node gathered (``prom:…`` series, ``log:…`` records) as plain data.
+    collected_evidence: list[dict[str, Any]] = field(default_factory=list)
+    #: The differential diagnosis of this run (``app.rca.diagnosis``); None = not diagnosed,
+    #: the generator diagnoses itself from the fields above.
+    diagnosis: Diagnosis | None = None
 
     def allowed_ids(self) -> set[str]:
-        """Ids the RCA may cite: the docs of this run and the incident's own evidence."""
-        return {d["id"] for d in self.docs} | {e.id for e in self.incident_evidence}
+        """Ids the RCA may cite: the docs of this run, the incident's and the collected evidence."""
+        ids = {d["id"] for d in self.docs} | {e.id for e in self.incident_evidence}
+        return ids | {str(c["id"]) for c in self.collected_evidence}
 
 
 class RcaGenerator(Protocol):

@@ -1,17 +1,24 @@
 """The incident itself as evidence: message, stack-trace lines and log lines get citable ids.
 
-Ids: ``incident:message``, ``incident:stack:<n>`` (1-based line of the stack trace) and
-``incident:log:<n>`` (1-based log entry). They are part of the whitelist, so a claim about
-where the failure happened can cite the traceback line that shows it.
+Ids: the structured fields ``incident:service``, ``incident:error_code`` and
+``incident:event``, then ``incident:message``, ``incident:stack:<n>`` (1-based line of the
+stack trace), ``incident:log:<n>`` (1-based log entry) and ``incident:note:<n>`` (a note a
+reviewer added when asking for re-analysis). They are part of the whitelist, so a claim about
+where the failure happened can cite the traceback line that shows it. Collected evidence
+(``prom:<hash>``, ``log:<file>:<line>``, from ``app.evidence.sources``) is citable the same
+way; ``collected_items`` gives each its text: the summary, and a log record's lines.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from app.rca.base import EvidenceItem
 
+#: Structured incident fields that are citable evidence, in this order.
+STRUCTURED_FIELDS = ("service", "error_code", "event")
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _JAVA_FRAME_RE = re.compile(r"^\s*at (?P<func>[\w.$<>]+)\((?P<file>[^:()]+):(?P<line>\d+)\)")
 _EXCEPTION_RE = re.compile(
@@ -23,6 +30,10 @@ _EXCEPTION_RE = re.compile(
 def incident_evidence(incident: dict[str, Any]) -> list[EvidenceItem]:
     """Citable items of an incident, in a stable order."""
     items: list[EvidenceItem] = []
+    for name in STRUCTURED_FIELDS:
+        value = str(incident.get(name) or "").strip()
+        if value:
+            items.append(EvidenceItem(f"incident:{name}", value, "incident"))
     message = str(incident.get("message") or "").strip()
     if message:
         items.append(EvidenceItem("incident:message", message, "incident"))
@@ -33,7 +44,21 @@ def incident_evidence(incident: dict[str, Any]) -> list[EvidenceItem]:
     for number, line in enumerate(incident.get("logs") or [], start=1):
         if str(line).strip():
             items.append(EvidenceItem(f"incident:log:{number}", str(line).rstrip(), "incident"))
+    for number, note in enumerate(incident.get("reviewer_notes") or [], start=1):
+        if str(note).strip():
+            items.append(EvidenceItem(f"incident:note:{number}", str(note).strip(), "incident"))
     return items
+
+
+def collected_text(item: Mapping[str, Any]) -> str:
+    """What a collected item says, as a citation is checked against: summary, then its lines."""
+    lines = [str(line.get("text", "")) for line in item.get("lines") or [] if line.get("text")]
+    return "\n".join([str(item.get("summary") or ""), *lines]).strip()
+
+
+def collected_items(collected: Iterable[Mapping[str, Any]]) -> list[EvidenceItem]:
+    """Collected items (metric series, log records) as citable evidence, in their order."""
+    return [EvidenceItem(str(c["id"]), collected_text(c), "collected") for c in collected]
 
 
 def failure_location(

@@ -16,8 +16,11 @@ the message and traceback go to the log) or ``"llm:ollama/llama3.2: invalid outp
 summary: Field required"``. A draft the model did write has ``generator ==
 "llm:<provider>/<model>"`` and no fallback reason.
 
-What the model says is never trusted for the confidence band or the outcome: both are
-computed from retrieval (``app.rca.confidence``) exactly as for the extractive generator, and
+The prompt carries the differential diagnosis (``<diagnosis>``: per candidate family the
+confirmed, contradicted and missing signals with their evidence ids) and the draft is held to
+it (``app.rca.flags``): a hypothesis the diagnosis contradicts, or one citing nothing from the
+incident, is flagged to the reviewer. What the model says is never trusted for the confidence
+band or the outcome: both come from the diagnosis (``app.rca.confidence.diagnosis_band``), and
 unsupplied citations are removed later by the ``whitelist`` node.
 """
 
@@ -33,7 +36,14 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from app.graph.prompts import (
+from app.rca.base import EvidenceItem, RcaInput
+from app.rca.diagnosis import Diagnosis
+from app.rca.evidence import collected_text
+from app.rca.explain import for_and_against
+from app.rca.extractive import ExtractiveGenerator, diagnosis_of
+from app.rca.flags import flag_hypotheses
+from app.rca.prompts import (
+    DIAGNOSIS_ABSTAIN,
     INSUFFICIENT_EVIDENCE,
     PROMPT_VERSION,
     RCA_REPAIR_PROMPT,
@@ -42,9 +52,6 @@ from app.graph.prompts import (
     RETRIEVAL_LOW,
     RETRIEVAL_OK,
 )
-from app.rca.base import EvidenceItem, RcaInput
-from app.rca.confidence import confidence_band
-from app.rca.extractive import ExtractiveGenerator
 from app.rca.schema import ConfidenceBand, Outcome, Provenance, Rca, RcaDraft
 
 logger = logging.getLogger(__name__)
@@ -58,15 +65,22 @@ MAX_GROUP_CHARS = 12_000
 #: Characters of the invalid reply echoed back on the retry, and of a recorded error.
 MAX_ECHO_CHARS = 4_000
 MAX_ERROR_CHARS = 300
+#: Collected items shown to the model (in collection order: alert series, RED series, logs).
+MAX_COLLECTED_ITEMS = 20
 #: How many ``{`` positions are tried when looking for the JSON object in a reply.
 MAX_JSON_STARTS = 50
 
 # Look-alikes of our own delimiters inside untrusted text are defused so the text cannot close
 # its block early and pose as instructions.
-_DELIMITER_RE = re.compile(r"<(/?\s*(?:knowledge|doc|incident|item|notes)\b[^<>]*)>", re.I)
+_DELIMITER_RE = re.compile(
+    r"<(/?\s*(?:knowledge|doc|incident|item|notes|collected)\b[^<>]*)>", re.I
+)
 _THINK_RE = re.compile(r"<think>.*?</think>", re.S | re.I)
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 _INCIDENT_FIELDS = ("service", "error_code", "event")
+#: Candidates and signals per candidate shown in ``<diagnosis>``.
+MAX_DIAGNOSIS_CANDIDATES = 5
+MAX_DIAGNOSIS_SIGNALS = 6
 
 
 class InvalidOutput(ValueError):
@@ -138,17 +152,63 @@ def _format_incident(incident: dict[str, Any], items: list[EvidenceItem], omitte
     return "\n".join(lines)
 
 
+def _format_collected(collected: list[dict[str, Any]]) -> str:
+    """The collected items (untrusted: log lines are written by anyone) in their own block."""
+    lines = ["<collected>"]
+    for item in collected[:MAX_COLLECTED_ITEMS]:
+        text = collected_text(item)
+        if item.get("query"):
+            text = f"{text}\nquery: {item['query']}"
+        lines.append(
+            f'<item id="{defuse(str(item["id"]))}" kind="{defuse(str(item.get("kind", "")))}">'
+            f"{defuse(_clip(text.strip(), MAX_ITEM_CHARS))}</item>"
+        )
+    if len(collected) > MAX_COLLECTED_ITEMS:
+        lines.append(f"({len(collected) - MAX_COLLECTED_ITEMS} more collected items omitted)")
+    lines.append("</collected>")
+    return "\n".join(lines)
+
+
+def _format_diagnosis(diagnosis: Diagnosis) -> str:
+    """The diagnosis as the model reads it: one block per candidate, leading one first."""
+    lines = [
+        f"decision: {'abstain' if diagnosis.abstained else 'answer'} ({defuse(diagnosis.reason)})"
+    ]
+    for candidate in diagnosis.candidates[:MAX_DIAGNOSIS_CANDIDATES]:
+        state = "offered" if candidate.offered else "NOT offered"
+        lines.append(
+            f"- {candidate.key} {candidate.error_name} (doc {candidate.doc_id}, score "
+            f"{candidate.score:.2f}, {state}): {defuse(for_and_against(candidate))}"
+        )
+        missing = ", ".join(defuse(h.signal) for h in candidate.missing[:MAX_DIAGNOSIS_SIGNALS])
+        if missing:
+            lines.append(f"  expected but not observed: {missing}")
+    return "<diagnosis>\n" + "\n".join(lines) + "\n</diagnosis>"
+
+
 def build_messages(data: RcaInput) -> list[BaseMessage]:
     """The system rules and one human message holding the delimited evidence and the task."""
+    diagnosis = diagnosis_of(data)
     items, omitted = select_incident_evidence(data.incident_evidence)
-    shown_ids = [str(d["id"]) for d in data.docs] + [e.id for e in items]
+    collected = data.collected_evidence[:MAX_COLLECTED_ITEMS]
+    shown_ids = (
+        [str(d["id"]) for d in data.docs]
+        + [e.id for e in items]
+        + [str(c["id"]) for c in collected]
+    )
+    if diagnosis.abstained and not diagnosis.retrieval_low_confidence:
+        status = DIAGNOSIS_ABSTAIN.format(reason=defuse(diagnosis.reason))
+    else:
+        status = RETRIEVAL_LOW if diagnosis.abstained else RETRIEVAL_OK
     task = RCA_TASK_PROMPT.format(
-        retrieval_status=RETRIEVAL_LOW if data.low_confidence else RETRIEVAL_OK,
+        retrieval_status=status,
         allowed_ids=", ".join(shown_ids) if shown_ids else "(none)",
     )
-    human = "\n\n".join(
-        [_format_docs(data.docs), _format_incident(data.incident, items, omitted), task]
-    )
+    blocks = [_format_docs(data.docs), _format_incident(data.incident, items, omitted)]
+    if data.collected_evidence:
+        blocks.append(_format_collected(data.collected_evidence))
+    blocks.append(_format_diagnosis(diagnosis))
+    human = "\n\n".join([*blocks, task])
     return [SystemMessage(content=RCA_SYSTEM_PROMPT), HumanMessage(content=human)]
 
 
@@ -198,15 +258,16 @@ def parse_draft(text: str) -> RcaDraft:
 def complete_rca(draft: RcaDraft, data: RcaInput, generator: str) -> Rca:
     """The model's draft with band, outcome and provenance computed here, never by the model.
 
-    The leading hypothesis gets the evidence band; alternatives are at most ``low``.
+    The leading hypothesis gets the diagnosis' band when it names the family the diagnosis
+    leads with (at most ``low`` otherwise); alternatives are at most ``low``; every hypothesis
+    is flagged where the diagnosis contradicts it or it cites nothing from the incident.
     """
-    band = confidence_band(data.incident, data.docs, data.low_confidence)
-    abstain = band is ConfidenceBand.INSUFFICIENT
-    rest = ConfidenceBand.INSUFFICIENT if abstain else ConfidenceBand.LOW
-    hypotheses = [
-        h.model_copy(update={"confidence": band if i == 0 else rest})
-        for i, h in enumerate(draft.hypotheses)
-    ]
+    diagnosis = diagnosis_of(data)
+    hypotheses, band = flag_hypotheses(draft.hypotheses, diagnosis, data.docs)
+    abstain = diagnosis.abstained
+    if abstain:
+        band = ConfidenceBand.INSUFFICIENT
+        hypotheses = [h.model_copy(update={"confidence": band}) for h in hypotheses]
     summary = draft.summary
     if abstain and INSUFFICIENT_EVIDENCE.lower() not in summary.lower():
         summary = _clip(f"{INSUFFICIENT_EVIDENCE}: {summary}", 4_000)

@@ -23,6 +23,8 @@ def review_payload(state: RcaState) -> dict[str, Any]:
         "incident": state["incident"],
         "rca": state["rca"],
         "similar_error_docs": state.get("similar_error_docs", []),
+        "collected_evidence": state.get("collected_evidence", []),
+        "sources_unavailable": state.get("sources_unavailable", []),
         "dropped_evidence_ids": state.get("dropped_evidence_ids", []),
         "unsupported_citations": state.get("unsupported_citations", []),
         "allowed_actions": ALLOWED_ACTIONS,
@@ -57,5 +59,5 @@ def approval(state: RcaState) -> dict[str, Any]:
 
 
 def route_after_approval(state: RcaState) -> str:
-    """Back to ``rag`` for re-analysis; otherwise to ``finalize``."""
-    return "rag" if state.get("decision", {}).get("action") == "reanalyze" else "finalize"
+    """Back to ``collect`` for re-analysis (fresh evidence, then retrieval); else ``finalize``."""
+    return "collect" if state.get("decision", {}).get("action") == "reanalyze" else "finalize"

@@ -14,7 +14,7 @@ from typing import Any
 from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
 from app.rca.confidence import grounded_band
-from app.rca.evidence import incident_evidence
+from app.rca.evidence import collected_items, incident_evidence
 from app.rca.grounding import CitationChecker, Support
 
 _RANK = {Support.SUPPORTED.value: 2, Support.WEAK.value: 1, Support.UNSUPPORTED.value: 0}
@@ -25,10 +25,15 @@ def check_rca(
     docs: list[dict[str, Any]],
     incident: dict[str, Any],
     checker: CitationChecker,
+    collected: list[dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A copy of ``rca`` with verdicts on every citation, and the removed citations."""
+    """A copy of ``rca`` with verdicts on every citation, and the removed citations.
+
+    A collected item is checked against its summary and, for a log record, its lines.
+    """
     doc_texts = {d["id"]: d["content"] for d in docs}
-    texts = {**doc_texts, **{e.id: e.text for e in incident_evidence(incident)}}
+    evidence = incident_evidence(incident) + collected_items(collected or [])
+    texts = {**doc_texts, **{e.id: e.text for e in evidence}}
     removed: list[dict[str, Any]] = []
     hypotheses = []
     for hypothesis in rca.get("hypotheses", []):
@@ -80,5 +85,6 @@ async def citation_check(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
         state.get("similar_error_docs", []),
         state["incident"],
         deps.checker,
+        state.get("collected_evidence", []),
     )
     return {"rca": checked, "unsupported_citations": removed}

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 from app.core.metrics import LOW_CONFIDENCE
 from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
 from app.rag.query import with_collected_logs
+from app.rag.services import ServiceCatalogue, apply_service, dense_similarities
 
 
 async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
@@ -18,6 +20,9 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
     evidence parser found (exception, causal line, codes, statuses), then the stack trace and
     log lines: many incidents carry their evidence only there (measured effect in
     docs/architecture/retrieval-evaluation.md). Collected log records count as log lines.
+    The incident's ``service`` then boosts the docs of that service and adds the ones the
+    engine did not return (``app.rag.services``); each doc's ``why.service_match`` records
+    how the service relates to it, for the diagnosis.
     """
     query = deps.build_query(
         with_collected_logs(state["incident"], state.get("collected_evidence", []))
@@ -36,6 +41,18 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
         }
         for doc in retrieval.docs
     ]
+    catalogue = getattr(deps.retriever, "services", None)
+    service = state["incident"].get("service")
+    if service and isinstance(catalogue, ServiceCatalogue):
+        store = getattr(deps.retriever, "store", None)
+        docs = await asyncio.to_thread(
+            apply_service,
+            docs,
+            service,
+            catalogue,
+            collection=str(getattr(deps.retriever, "collection_name", "")),
+            similarity=partial(dense_similarities, store, query) if store is not None else None,
+        )
     past: list[dict[str, Any]] = []
     if deps.history is not None and deps.history_top_k > 0:
         past = await asyncio.to_thread(
@@ -46,5 +63,6 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
         "similar_error_docs": docs,
         "similar_past_incidents": past,
         "low_confidence": retrieval.low_confidence,
+        "retrieval_low_confidence": retrieval.low_confidence,
         "retrieval_notes": list(retrieval.notes),
     }
