@@ -1,4 +1,4 @@
-"""The ``rca`` command: serve, ingest, analyze, smoke, eval, bench."""
+"""The ``rca`` command: serve, ingest, analyze, postmortem, mcp, smoke, eval, bench."""
 
 from __future__ import annotations
 
@@ -54,7 +54,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     updates = {k: v for k, v in (("host", args.host), ("port", args.port)) if v}
     settings = settings.model_copy(update=updates)
     app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    # No log_config: uvicorn's lines go through the app's handler, in the app's format.
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level.lower(),
+        log_config=None,
+    )
     return 0
 
 
@@ -124,6 +131,58 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return asyncio.run(analyze())
 
 
+def cmd_postmortem(args: argparse.Namespace) -> int:
+    """Print the postmortem of a decided incident (Markdown, or JSON with ``--format json``)."""
+    import asyncio
+
+    from app.incidents.postmortem_markdown import render_markdown
+    from app.runtime import open_runtime
+
+    async def postmortem() -> str:
+        async with open_runtime(get_settings()) as runtime:
+            document = await runtime.incidents.postmortem(args.incident_id)
+        if args.format == "json":
+            return document.model_dump_json(indent=2)
+        return render_markdown(document)
+
+    print(asyncio.run(postmortem()), end="" if args.format == "markdown" else "\n")
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the MCP tools over stdio for an agent that starts ``rca mcp`` itself."""
+    import anyio
+
+    from app.api.mcp.transports import serve_stdio
+    from app.core.logging import configure_logging
+
+    settings = get_settings()
+    # Before the server is built: stdout carries the protocol, every log line goes to stderr.
+    configure_logging(settings.log_level, settings.log_format)
+    try:
+        anyio.run(serve_stdio, settings)
+    except BaseExceptionGroup as group:
+        # The runtime opens inside the transport's task group: unwrap a configuration error
+        # so it is reported like any other command's.
+        found = first_app_error(group)
+        if found is None:
+            raise
+        raise found from None
+    return 0
+
+
+def first_app_error(error: BaseException) -> AppError | None:
+    """The first ``AppError`` in ``error`` or the exception groups nested in it."""
+    if isinstance(error, AppError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = first_app_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
 def cmd_smoke(args: argparse.Namespace) -> int:
     """Crash the sample app and run the incident end to end."""
     from app.smoke import run_smoke
@@ -161,6 +220,16 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("file", nargs="?", help="incident JSON (the body of POST /api/incidents)")
     analyze.add_argument("--log", help="a raw log or traceback file instead of an incident JSON")
     analyze.set_defaults(handler=cmd_analyze)
+
+    postmortem = sub.add_parser("postmortem", help="print the postmortem of a decided incident")
+    postmortem.add_argument("incident_id", help="the incident's id")
+    postmortem.add_argument(
+        "--format", choices=("markdown", "json"), default="markdown", help="default: markdown"
+    )
+    postmortem.set_defaults(handler=cmd_postmortem)
+
+    mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio (for agents and IDEs)")
+    mcp.set_defaults(handler=cmd_mcp)
 
     smoke = sub.add_parser("smoke", help="crash the sample app and run that incident end to end")
     smoke.set_defaults(handler=cmd_smoke)

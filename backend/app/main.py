@@ -19,8 +19,9 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from app.api.deps import require
+from app.api.mcp.transports import mcp_lifespan, mount_mcp
 from app.api.middleware import MemoryRateLimiter, RedisRateLimiter, install_middleware
-from app.api.routes import health, incidents, intake, knowledge, retrieve, ui
+from app.api.routes import health, incidents, intake, knowledge, retrieve, ui, workspace
 from app.core.config import Settings, get_settings
 from app.core.errors import AppError, ConfigurationError
 from app.core.logging import configure_logging
@@ -76,7 +77,7 @@ def install_error_handlers(app: FastAPI) -> None:
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Build the store, model, checkpointer and graph once per process."""
-    async with open_runtime(app.state.settings) as runtime:
+    async with open_runtime(app.state.settings) as runtime, mcp_lifespan(app):
         app.state.runtime = runtime
         app.state.embedder = runtime.embedder
         app.state.knowledge = runtime.knowledge
@@ -92,6 +93,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             if notifier
             else []
         )
+        interval = app.state.settings.recovery_interval_seconds
+        if interval > 0:
+            # Runs a crashed worker left behind are taken over once their lease is free.
+            loops.append(asyncio.create_task(runtime.incidents.recover_periodically(interval)))
         try:
             yield
         finally:
@@ -134,7 +139,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.keyring = keyring
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     limiter = RedisRateLimiter(settings.redis_url) if settings.redis_url else MemoryRateLimiter()
     app.state.rate_limiter = limiter
     install_middleware(app, limiter, settings.rate_limit_per_minute, settings.max_body_bytes)
@@ -148,9 +153,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(incidents.router)
+    app.include_router(workspace.router)
     app.include_router(intake.router)
     app.include_router(knowledge.router)
     # The UI is public: the page holds no data and asks for an API key when needed.
     app.include_router(ui.router)
     app.include_router(retrieve.router, dependencies=[Depends(require(Role.SUBMITTER))])
+    # Model Context Protocol for other agents, behind the same keys (see app.api.mcp).
+    mount_mcp(app, settings)
     return app

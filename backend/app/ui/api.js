@@ -1,6 +1,8 @@
 // The one way the UI talks to the API: JSON in, JSON out, errors as ApiError carrying the
 // API's own message. Sends `X-API-Key` when a key is stored; on a 401 it asks for the key once
-// (one shared prompt for all requests in flight) and retries the request once.
+// (one shared prompt for all requests in flight) and retries the request once. A key entered
+// there that the API accepts is announced with a "rca:key-changed" window event, so every view
+// can reload what it showed.
 
 import { h } from "./dom.js";
 
@@ -24,8 +26,32 @@ export function setApiKey(key) {
   else localStorage.removeItem(KEY_STORAGE);
 }
 
+/** Where API keys come from, for the key form and the "key refused" notices. */
+export function keyHelp() {
+  return h(
+    "p",
+    { class: "hint key-help" },
+    "Keys are set by whoever runs the service: ",
+    h("code", {}, "rca setup-local"),
+    " (run by ",
+    h("code", {}, "make run"),
+    ") writes generated keys to ",
+    h("code", {}, ".env"),
+    " and prints the reviewer key; otherwise ask for a key listed in ",
+    h("code", {}, "RCA_API_KEYS"),
+    ".",
+  );
+}
+
 let pendingPrompt = null;
 let promptDeclined = false;
+// The prompt whose key was announced: requests sharing one prompt announce it once.
+let announcedPrompt = null;
+
+/** Tell the views that a key the API accepts is now stored. */
+export function announceKey() {
+  window.dispatchEvent(new CustomEvent("rca:key-changed"));
+}
 
 /** Ask for an API key in a small modal form; resolves to the key, or "" if cancelled. */
 export function promptForKey(reason = "The API needs a key.") {
@@ -44,6 +70,7 @@ export function promptForKey(reason = "The API needs a key.") {
       { method: "dialog", class: "key-form" },
       h("h2", { id: "api-key-title" }, "API key required"),
       h("p", {}, reason),
+      keyHelp(),
       h("label", { for: "api-key-input" }, "API key"),
       input,
       h("div", { class: "actions" }, h("button", { type: "submit" }, "Save key"), cancel),
@@ -94,8 +121,9 @@ async function send(method, path, body) {
   }
 }
 
-async function parse(response) {
+async function parse(response, asText = false) {
   const text = await response.text();
+  if (response.ok && asText) return text;
   let data = null;
   try {
     data = text ? JSON.parse(text) : null;
@@ -108,12 +136,15 @@ async function parse(response) {
     error.message ||
     (data && typeof data.detail === "string" ? data.detail : "") ||
     `${response.status} ${response.statusText || "error"}`;
-  const hint = response.status === 401 ? " Use the API key button at the top to enter a key." : "";
+  const hint =
+    response.status === 401
+      ? " Use the API key button at the top to enter a key (rca setup-local writes the keys to .env and prints the reviewer key)."
+      : "";
   throw new ApiError(response.status, error.code || "http_error", message + hint);
 }
 
-/** Call the API; on 401 ask for a key once and retry once. */
-export async function request(method, path, body) {
+/** Call the API; on 401 ask for a key once and retry once. `asText`: the body as text. */
+export async function request(method, path, body, { asText = false } = {}) {
   let response = await send(method, path, body);
   if (response.status === 401 && !promptDeclined) {
     let reason = "The API answered 401 Unauthorized.";
@@ -123,23 +154,41 @@ export async function request(method, path, body) {
     } catch {
       // keep the generic reason
     }
-    const key = await promptForKey(reason);
-    if (key) response = await send(method, path, body);
+    const prompt = promptForKey(reason);
+    const key = await prompt;
+    if (key) {
+      response = await send(method, path, body);
+      if (response.status !== 401 && announcedPrompt !== prompt) {
+        announcedPrompt = prompt;
+        announceKey();
+      }
+    }
     // A key that is refused again is not asked for on every poll: the API key button asks anew.
     if (response.status === 401) promptDeclined = true;
   }
-  return parse(response);
+  return parse(response, asText);
 }
 
+const incidentPath = (id, suffix = "") => `/api/incidents/${encodeURIComponent(id)}${suffix}`;
+
 export const api = {
+  /** One page of `GET /api/incidents`; `params` are its query parameters (empty ones dropped). */
   listIncidents: (params = {}) => {
     const query = new URLSearchParams();
-    for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "") query.set(k, v);
+    for (const [k, v] of Object.entries(params)) {
+      if (v !== undefined && v !== null && v !== "" && v !== false) query.set(k, String(v));
+    }
     const suffix = query.toString() ? `?${query}` : "";
     return request("GET", `/api/incidents${suffix}`);
   },
-  getIncident: (id) => request("GET", `/api/incidents/${encodeURIComponent(id)}`),
-  getAudit: (id) => request("GET", `/api/incidents/${encodeURIComponent(id)}/audit`),
-  decide: (id, decision) =>
-    request("POST", `/api/incidents/${encodeURIComponent(id)}/decision`, decision),
+  getIncident: (id) => request("GET", incidentPath(id)),
+  getAudit: (id) => request("GET", incidentPath(id, "/audit")),
+  /** The postmortem of a decided incident, as Markdown text. */
+  getPostmortem: (id) => request("GET", incidentPath(id, "/postmortem"), undefined, { asText: true }),
+  decide: (id, decision) => request("POST", incidentPath(id, "/decision"), decision),
+  /** Decide several incidents at once: `{ids, action, comment}` → per-id results. */
+  decideMany: (body) => request("POST", "/api/incidents/decisions", body),
+  assign: (id, assignee) => request("POST", incidentPath(id, "/assign"), { assignee }),
+  /** Who the API takes this browser for: `{name, role, auth}`. */
+  whoAmI: () => request("GET", "/api/me"),
 };

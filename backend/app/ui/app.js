@@ -1,37 +1,67 @@
-// Entry point: hash routing (#/ and #/incidents/<id>), the reviewer name, polling and
-// keyboard shortcuts. Views live in inbox.js and incident.js.
+// Entry point: hash routing (#/, #/incidents/<id>, #/incidents/<id>/postmortem, #/groups/<key>),
+// who is signed in, polling and keyboard shortcuts. Views live in inbox.js, incident.js,
+// group.js and home.js.
 
-import { promptForKey, resetKeyPrompt } from "./api.js";
-import { h, replace } from "./dom.js";
+import { announceKey, api, keyHelp, promptForKey, resetKeyPrompt } from "./api.js";
+import { GroupView } from "./group.js";
+import { renderHome } from "./home.js";
 import { Inbox } from "./inbox.js";
 import { IncidentView } from "./incident.js";
 import { decidingAs } from "./incident/decision.js";
+import { toggleShortcuts } from "./shortcuts.js";
 
 const POLL_MS = 4000;
 const REVIEWER_STORAGE = "rca.reviewer";
+const PHONE = window.matchMedia("(max-width: 800px)");
 
 const $ = (id) => document.getElementById(id);
 const main = $("main");
 const reviewerInput = $("reviewer-name");
 const pollState = $("poll-state");
 
-function reviewer() {
+// Who the API takes us for; with authentication on, decisions are recorded under this name.
+let identity = null;
+
+/** The name decisions and claims are recorded under. */
+function me() {
+  if (identity && identity.auth) return identity.name;
   return reviewerInput.value.trim();
 }
 
 reviewerInput.value = localStorage.getItem(REVIEWER_STORAGE) || "";
 reviewerInput.addEventListener("input", () => {
-  const name = reviewer();
+  const name = reviewerInput.value.trim();
   if (name) localStorage.setItem(REVIEWER_STORAGE, name);
   else localStorage.removeItem(REVIEWER_STORAGE);
   const hint = $("deciding-as");
-  if (hint) hint.textContent = decidingAs(name);
+  if (hint) hint.textContent = decidingAs(name, identity);
 });
+
+async function loadIdentity() {
+  try {
+    identity = await api.whoAmI();
+  } catch {
+    identity = null;
+  }
+  const signedIn = $("signed-in");
+  const named = Boolean(identity && identity.auth);
+  signedIn.hidden = !named;
+  signedIn.textContent = named ? `Signed in as ${identity.name} (${identity.role})` : "";
+  // The key's name is what the API records: a typed name would be ignored, so none is asked.
+  $("reviewer-box").hidden = named;
+}
 
 $("api-key-button").addEventListener("click", async () => {
   resetKeyPrompt();
   const key = await promptForKey("Enter the API key to send with every request (stored in this browser).");
-  if (key) refresh();
+  if (key) announceKey();
+});
+
+// A corrected key: everything on screen was loaded (or refused) with the old one.
+window.addEventListener("rca:key-changed", async () => {
+  await loadIdentity();
+  await refresh();
+  navigate();
 });
 
 const inbox = new Inbox({
@@ -40,85 +70,76 @@ const inbox = new Inbox({
   error: $("inbox-error"),
   status: $("inbox-status"),
   filter: $("inbox-filter"),
+  sort: $("inbox-sort"),
+  grouped: $("inbox-grouped"),
+  scroller: $("inbox"),
 });
 
-const incidentView = new IncidentView(main, {
-  reviewer,
+const hooks = {
+  reviewer: () => reviewerInput.value.trim(),
+  me,
+  identity: () => identity,
   onChanged: () => refresh(),
-});
+  next: (id) => inbox.nextAwaiting(id),
+  open: (id) => {
+    location.hash = id ? `#/incidents/${encodeURIComponent(id)}` : "#/";
+  },
+};
+const incidentView = new IncidentView(main, hooks);
+const groupView = new GroupView(main, hooks);
 
 let route = { name: "home" };
+let lastError = null;
+let oldestWaiting = null;
 
 function parseRoute(hash) {
-  const match = /^#\/incidents\/([^/?#]+)$/.exec(hash);
-  if (match) return { name: "incident", id: decodeURIComponent(match[1]) };
+  let match = /^#\/incidents\/([^/?#]+)(?:\/(postmortem))?$/.exec(hash);
+  if (match) return { name: "incident", id: decodeURIComponent(match[1]), panel: match[2] || null };
+  match = /^#\/groups\/([^/?#]+)$/.exec(hash);
+  if (match) return { name: "group", key: decodeURIComponent(match[1]) };
   return { name: "home" };
 }
 
-function renderHome() {
+function showHome() {
   document.title = "Inbox · Incident RCA review";
-  const items = inbox.items;
-  const counts = {};
-  for (const item of items) counts[item.status] = (counts[item.status] || 0) + 1;
-  const awaiting = counts.awaiting_review || 0;
-  const next = items
-    .filter((item) => item.status === "awaiting_review")
-    .sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)))[0];
-  replace(
-    main,
-    h(
-      "div",
-      { class: "home" },
-      h("h2", {}, "Review queue"),
-      h(
-        "p",
-        { class: "lead" },
-        inbox.loaded
-          ? awaiting
-            ? `${awaiting} incident(s) await your review.`
-            : "Nothing awaits review right now."
-          : "Loading incidents…",
-      ),
-      next ? h("p", {}, h("a", { class: "button primary", href: `#/incidents/${encodeURIComponent(next.id)}` }, "Open the oldest waiting incident")) : null,
-      h(
-        "dl",
-        { class: "stats" },
-        [
-          ["Awaiting review", awaiting, "awaiting_review"],
-          ["Analyzing", counts.analyzing || 0, "analyzing"],
-          ["Approved", counts.approved || 0, "approved"],
-          ["Rejected", counts.rejected || 0, "rejected"],
-          ["Failed", counts.failed || 0, "failed"],
-        ].map(([label, value, status]) => h("div", { class: `stat status-${status}` }, h("dt", {}, label), h("dd", {}, String(value)))),
-      ),
-      h("h3", {}, "How to review"),
-      h(
-        "ol",
-        { class: "howto" },
-        h("li", {}, "Open an incident from the inbox. Read the incident, then the draft's hypotheses and claims."),
-        h("li", {}, "Click a citation to see the cited doc or incident line with the quoted words highlighted."),
-        h("li", {}, "Approve, reject with a reason, edit and approve, or send it back for re-analysis with more evidence."),
-      ),
-      h("h3", {}, "Keyboard"),
-      h(
-        "ul",
-        { class: "keys" },
-        h("li", {}, h("kbd", {}, "a"), " approve · ", h("kbd", {}, "r"), " reject · ", h("kbd", {}, "e"), " edit · ", h("kbd", {}, "n"), " re-analysis (on an incident awaiting review)"),
-        h("li", {}, h("kbd", {}, "/"), " filter the inbox · ", h("kbd", {}, "Esc"), " close the open form or evidence"),
-      ),
-    ),
-  );
+  renderHome(main, { inbox, oldestWaiting, error: lastError, keyHelp, enterKey: () => $("api-key-button").click() });
 }
+
+// ----- phone layout: the inbox folds away while an incident is open ------------------------------
+
+function setInboxOpen(open) {
+  document.body.classList.toggle("inbox-collapsed", !open);
+  $("inbox-toggle").setAttribute("aria-expanded", String(open));
+}
+
+$("inbox-toggle").addEventListener("click", () => {
+  setInboxOpen(document.body.classList.contains("inbox-collapsed"));
+});
+
+// Choosing an incident on a phone folds the inbox so the incident gets the screen.
+$("inbox-list").addEventListener("click", (event) => {
+  if (PHONE.matches && event.target instanceof Element && event.target.closest("a.inbox-item")) setInboxOpen(false);
+});
 
 function navigate() {
   route = parseRoute(location.hash);
+  if (PHONE.matches) setInboxOpen(route.name === "home");
   if (route.name === "incident") {
     inbox.setCurrent(route.id);
-    incidentView.load(route.id);
+    groupView.key = null;
+    const { id, panel } = route;
+    incidentView.load(id).then(() => {
+      if (panel && incidentView.id === id) incidentView.reveal(panel);
+    });
+  } else if (route.name === "group") {
+    inbox.setCurrent(null);
+    incidentView.id = null;
+    groupView.load(route.key);
   } else {
     inbox.setCurrent(null);
     incidentView.id = null;
-    renderHome();
+    groupView.key = null;
+    showHome();
   }
 }
 
@@ -132,13 +153,20 @@ async function refresh() {
   inFlight = true;
   try {
     await inbox.refresh();
+    lastError = null;
     pollState.textContent = `Live · updated ${new Date().toLocaleTimeString()}`;
     pollState.dataset.state = "live";
-    if (route.name === "home") renderHome();
-    else if (route.name === "incident") incidentView.noticeUpdate(inbox.find(route.id));
+    if (route.name === "home") {
+      const oldest = await api.listIncidents({ status: "awaiting_review", sort: "oldest", limit: 1 });
+      oldestWaiting = (oldest.items || [])[0] || null;
+      if (route.name === "home") showHome();
+    } else if (route.name === "incident") incidentView.noticeUpdate(inbox.find(route.id));
+    else if (route.name === "group") groupView.noticeUpdate();
   } catch (err) {
+    lastError = err;
     pollState.textContent = "Not updating: see the error below";
     pollState.dataset.state = "error";
+    if (route.name === "home") showHome();
   } finally {
     inFlight = false;
   }
@@ -164,6 +192,20 @@ document.addEventListener("visibilitychange", () => {
 
 // ----- keyboard -------------------------------------------------------------------------------
 
+async function step(direction) {
+  const current = route.name === "incident" ? route.id : null;
+  let id = inbox.neighbour(current, direction);
+  if (!id && direction > 0 && inbox.nextCursor) {
+    await inbox.loadMore();
+    id = inbox.neighbour(current, direction);
+  }
+  if (!id) return;
+  const item = inbox.find(id);
+  location.hash = item && item.group_size > 1 ? `#/groups/${encodeURIComponent(item.group_key)}` : `#/incidents/${encodeURIComponent(id)}`;
+  const link = $("inbox-list").querySelector(`a.inbox-item[data-id="${CSS.escape(id)}"]`);
+  if (link) link.scrollIntoView({ block: "nearest" });
+}
+
 document.addEventListener("keydown", (event) => {
   if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
   const target = event.target;
@@ -175,15 +217,32 @@ document.addEventListener("keydown", (event) => {
     return;
   }
   if (typing || document.querySelector("dialog[open]")) return;
-  if (event.key === "/") {
-    event.preventDefault();
-    $("inbox-filter").focus();
-    return;
-  }
-  if (route.name === "incident" && incidentView.shortcut(event.key)) event.preventDefault();
+  const handled = (() => {
+    if (event.key === "/") {
+      if (PHONE.matches) setInboxOpen(true);
+      $("inbox-filter").focus();
+      return true;
+    }
+    if (event.key === "?") return toggleShortcuts();
+    if (event.key === "j" || event.key === "k") {
+      step(event.key === "j" ? 1 : -1);
+      return true;
+    }
+    return route.name === "incident" && incidentView.shortcut(event.key);
+  })();
+  if (handled) event.preventDefault();
 });
 
+$("shortcuts-button").addEventListener("click", () => toggleShortcuts());
+
 window.addEventListener("hashchange", navigate);
+inbox.onChange = () => {
+  if (route.name === "incident") inbox.setCurrent(route.id);
+};
+loadIdentity().then(() => {
+  const hint = $("deciding-as");
+  if (hint) hint.textContent = decidingAs(reviewerInput.value.trim(), identity);
+});
 navigate();
 schedule();
 refresh();

@@ -1,20 +1,25 @@
 // The incident page: loads an incident and its audit trail and composes the panels of
-// incident/ — header, evidence (the incident, what the model saw, the citation pane), RCA,
-// decision and audit — re-rendering them whenever the incident changes.
+// incident/ — header (with the claim), evidence (the incident, collected evidence, what the
+// model saw, the citation pane), RCA, diagnosis, decision and audit — re-rendering them
+// whenever the incident changes.
 
 import { api } from "./api.js";
 import { h, replace, statusLabel } from "./dom.js";
 import { renderAudit } from "./incident/audit.js";
+import { renderCollected } from "./incident/collected.js";
 import { DecisionPanel } from "./incident/decision.js";
+import { renderDiagnosis } from "./incident/diagnosis.js";
 import { EvidencePane, renderDocs, renderIncident, renderPastIncidents } from "./incident/evidence.js";
 import { renderFlash, renderHeader, renderOutcome } from "./incident/header.js";
 import { MOVING } from "./incident/panel.js";
+import { renderPostmortem } from "./incident/postmortem.js";
 import { citedIds, renderDrafts, renderRca } from "./incident/rca.js";
 
 export class IncidentView {
   /**
    * @param {HTMLElement} root the <main> element
-   * @param {{reviewer: () => string, onChanged: () => void}} hooks
+   * @param {{reviewer: () => string, me: () => string, identity: () => object|null,
+   *   onChanged: () => void, next: (id: string) => string|null, open: (id: string|null) => void}} hooks
    */
   constructor(root, hooks) {
     this.root = root;
@@ -27,6 +32,10 @@ export class IncidentView {
     this.decision = new DecisionPanel(root, {
       id: () => this.id,
       reviewer: () => this.hooks.reviewer(),
+      me: () => this.hooks.me(),
+      identity: () => this.hooks.identity(),
+      next: (id) => this.hooks.next(id),
+      open: (id) => this.hooks.open(id),
       decided: (id, data, successText) => this.decided(id, data, successText),
       reload: (id) => this.load(id),
     });
@@ -63,10 +72,20 @@ export class IncidentView {
     if (changed) this.root.focus({ preventScroll: true });
   }
 
+  /** Scroll to a panel of the loaded incident (`#/incidents/<id>/postmortem` links here). */
+  reveal(panelId) {
+    const panel = this.root.querySelector(`#${CSS.escape(panelId)}`);
+    if (!panel) return;
+    panel.scrollIntoView({ block: "start" });
+    const first = panel.querySelector("button");
+    if (first) first.focus({ preventScroll: true });
+  }
+
   /** Called after each inbox poll with this incident's row. */
   noticeUpdate(row) {
     if (!row || !this.data || this.decision.busy || row.id !== this.id) return;
-    if (row.status === this.data.status && row.updated_at === this.data.updated_at) return;
+    const same = row.status === this.data.status && row.updated_at === this.data.updated_at;
+    if (same && (row.assignee || null) === (this.data.assignee || null)) return;
     if (MOVING.has(this.data.status) || !this.decision.openForm) {
       // Nothing typed that a re-render could lose: show the new state.
       this.load(this.id, { keepFlash: true });
@@ -98,15 +117,20 @@ export class IncidentView {
     document.title = `${titleCode} · ${statusLabel(d.status)} · Incident RCA review`;
     const openEvidence = (citation, claimLabel, button) => this.evidence.open(citation, claimLabel, button);
     const pane = this.evidence.render(d);
+    const cited = citedIds(d.status === "approved" && d.final_rca ? d.final_rca : d.rca);
+    const claim = { me: this.hooks.me(), claim: (assignee) => this.claim(assignee) };
     const main = h(
       "div",
       { class: "incident-main" },
-      renderHeader(d, incident),
+      renderHeader(d, incident, claim),
       h("div", { id: "stale-notice" }),
       renderFlash(this.flash),
       renderOutcome(d),
-      renderIncident(incident, citedIds(d.rca)),
+      renderPostmortem(d),
+      renderIncident(incident, cited),
+      renderCollected(d, cited),
       renderRca(d, openEvidence),
+      renderDiagnosis(d, openEvidence),
       d.status === "awaiting_review" ? this.decision.render(d) : null,
       renderDocs(d),
       renderPastIncidents(d),
@@ -132,9 +156,34 @@ export class IncidentView {
     this.hooks.onChanged();
   }
 
-  /** Keyboard shortcut: open a decision form; true when handled. */
+  /** Claim the incident for `assignee` (null releases it); the page shows the new holder. */
+  async claim(assignee) {
+    const id = this.id;
+    if (assignee === "" || assignee === undefined) {
+      this.flash = { kind: "error", text: "Set your name in the Reviewer box at the top to claim incidents." };
+      this.render();
+      return;
+    }
+    try {
+      await api.assign(id, assignee);
+      this.flash = { kind: "success", text: assignee ? `Claimed by ${assignee}.` : "Released: nobody holds this incident now." };
+    } catch (err) {
+      this.flash = { kind: "error", text: err.message };
+    }
+    if (this.id !== id) return;
+    await this.load(id, { keepFlash: true });
+    this.hooks.onChanged();
+  }
+
+  /** Keyboard shortcut: claim (c) or open a decision form; true when handled. */
   shortcut(key) {
-    if (!this.data || this.data.status !== "awaiting_review") return false;
+    if (!this.data) return false;
+    if (key === "c" && !["approved", "rejected"].includes(this.data.status)) {
+      const me = this.hooks.me();
+      this.claim(this.data.assignee && this.data.assignee === me ? null : me);
+      return true;
+    }
+    if (this.data.status !== "awaiting_review") return false;
     return this.decision.shortcut(key);
   }
 

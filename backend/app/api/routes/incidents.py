@@ -1,20 +1,24 @@
-"""Incident routes: create, list, read, decide, audit. Thin: parse, call, map."""
+"""Incident routes: create, read, decide, audit, postmortem. Thin: parse, call, map.
+
+The list, claims and bulk decisions are in ``workspace.py``.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Header, Response
+from fastapi.responses import PlainTextResponse
 
 from app.api.deps import IncidentServiceDep, ReviewerDep, require
 from app.core.security import LOCAL_IDENTITY, Role
+from app.incidents.postmortem import Postmortem
+from app.incidents.postmortem_markdown import render_markdown
 from app.schemas import (
     DecisionCreate,
     ErrorResponse,
     IncidentCreate,
-    IncidentList,
     IncidentPublic,
-    StatusFilter,
 )
 
 router = APIRouter(
@@ -30,21 +34,33 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post("", status_code=201, response_model=IncidentPublic, responses=ERRORS)
-async def create_incident(body: IncidentCreate, service: IncidentServiceDep) -> IncidentPublic:
-    """Analyse an incident; it comes back awaiting a reviewer's decision."""
-    return await service.create(body)
-
-
-@router.get("", response_model=IncidentList)
-async def list_incidents(
+@router.post(
+    "",
+    status_code=201,
+    response_model=IncidentPublic,
+    responses={
+        **ERRORS,
+        200: {"model": IncidentPublic, "description": "A replay of an ``Idempotency-Key``"},
+    },
+)
+async def create_incident(
+    body: IncidentCreate,
     service: IncidentServiceDep,
-    status: StatusFilter | None = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-) -> IncidentList:
-    """Incidents newest first, optionally by status."""
-    return await service.page(status, limit, offset)
+    response: Response,
+    idempotency_key: Annotated[
+        str | None, Header(min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+$")
+    ] = None,
+) -> IncidentPublic:
+    """Analyse an incident; it comes back awaiting a reviewer's decision.
+
+    With an ``Idempotency-Key`` header, a retry with the same key and body returns the incident
+    the first request created (``200``) instead of a second one; the same key with another body
+    is ``422``. Keys are remembered for ``RCA_IDEMPOTENCY_KEY_TTL_HOURS``.
+    """
+    incident, created = await service.create_once(body, idempotency_key)
+    if not created:
+        response.status_code = 200
+    return incident
 
 
 @router.get("/{incident_id}", response_model=IncidentPublic, responses=ERRORS)
@@ -83,3 +99,32 @@ async def incident_audit(incident_id: str, service: IncidentServiceDep) -> dict[
             for e in events
         ]
     }
+
+
+@router.get(
+    "/{incident_id}/postmortem",
+    response_model=None,
+    responses={
+        200: {
+            "model": Postmortem,
+            "description": "The postmortem: Markdown, or JSON with ``format=json``",
+            "content": {"text/markdown": {"schema": {"type": "string"}}},
+        },
+        **{code: ERRORS[code] for code in (401, 403, 404, 422)},
+        409: {"model": ErrorResponse, "description": "The incident is not decided yet"},
+    },
+)
+async def incident_postmortem(
+    incident_id: str,
+    service: IncidentServiceDep,
+    format: Literal["markdown", "json"] = "markdown",
+) -> PlainTextResponse | Postmortem:
+    """A postmortem draft of a decided incident: summary, impact, timeline, root cause, actions."""
+    postmortem = await service.postmortem(incident_id)
+    if format == "json":
+        return postmortem
+    return PlainTextResponse(
+        render_markdown(postmortem),
+        media_type="text/markdown; charset=utf-8",
+        headers={"Content-Disposition": f'inline; filename="postmortem-{incident_id}.md"'},
+    )

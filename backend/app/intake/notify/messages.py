@@ -39,6 +39,19 @@ def incident_url(ui_base_url: str, incident_id: str) -> str:
     return f"{ui_base_url.rstrip('/')}/#/incidents/{incident_id}"
 
 
+def postmortem_url(ui_base_url: str, incident_id: str) -> str:
+    """The UI page of an incident's postmortem (copy or download it there).
+
+    Args:
+        ui_base_url: Where the UI is served.
+        incident_id: The incident.
+
+    Returns:
+        ``{ui_base_url}/#/incidents/{incident_id}/postmortem``.
+    """
+    return f"{incident_url(ui_base_url, incident_id)}/postmortem"
+
+
 def message_key(kind: NotificationKind, incident_id: str, updated_at: str) -> str:
     """The outbox key of one notification: one per kind and state of an incident."""
     return f"{kind.value}:{incident_id}:{updated_at}"
@@ -105,7 +118,14 @@ def render_message(
     confidence = str(rca.get("confidence") or "unknown")
     headline = _headline(incident, kind)
     url = incident_url(ui_base_url, incident.id) if ui_base_url else None
-    text = f"{headline}. {summary}" + (f" {url}" if url else "")
+    # A decided incident has a postmortem; the message links it beside the incident.
+    decided = kind is NotificationKind.DECIDED and url is not None
+    postmortem = postmortem_url(ui_base_url, incident.id) if decided else None
+    text = (
+        f"{headline}. {summary}"
+        + (f" {url}" if url else "")
+        + (f" Postmortem: {postmortem}" if postmortem else "")
+    )
     blocks: list[dict[str, Any]] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*\n{summary}"}},
         {
@@ -121,5 +141,14 @@ def render_message(
             "text": {"type": "plain_text", "text": "Open in RCA"},
             "url": url,
         }
-        blocks.append({"type": "actions", "elements": [button]})
+        elements = [button]
+        if postmortem:
+            elements.append(
+                {
+                    "type": "button",
+                    "text": {"type": "plain_text", "text": "Postmortem"},
+                    "url": postmortem,
+                }
+            )
+        blocks.append({"type": "actions", "elements": elements})
     return {"text": text, "blocks": blocks}
