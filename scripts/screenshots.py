@@ -1,8 +1,9 @@
 """Screenshots of the reviewer UI for the docs: ``make screenshots``.
 
 Starts the real app on a free local port with a throw-away state dir, files a few incidents
-(the sample checkout crash and two till errors, one of them already approved), and saves the
-inbox and an incident page with a citation opened to ``docs/architecture/img/``.
+(the sample checkout crash, two till errors, one of them already approved, and a burst of
+identical checkout alerts), and saves to ``docs/architecture/img/``: the inbox, an incident
+with a citation opened (light and dark), the phone layout, the edit form and a group.
 Needs Python Playwright (``pip install playwright``) and Debian's Chromium at /usr/bin/chromium;
 no browser is downloaded.
 """
@@ -18,6 +19,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "backend"))
@@ -52,6 +54,17 @@ TILL_AMOUNT = {
     ],
     "service": "pos-api",
 }
+
+
+SHOTS = (
+    "inbox.png",
+    "incident.png",
+    "incident-dark.png",
+    "phone.png",
+    "phone-evidence.png",
+    "edit.png",
+    "group.png",
+)
 
 
 def free_port() -> int:
@@ -112,36 +125,68 @@ def main() -> int:
             )
             http.post("/api/incidents", json=TILL_QUANTITY)
             crash = http.post("/api/incidents", json=crash_checkout()).json()
+            for n in range(4):
+                burst = {
+                    **crash_checkout(),
+                    "message": f"ZeroDivisionError in checkout (store {n})",
+                }
+                http.post("/api/incidents", json={**burst, "service": "webshop-checkout"})
+            http.post(f"/api/incidents/{crash['id']}/assign", json={"assignee": "ana"})
 
         args.out.mkdir(parents=True, exist_ok=True)
+        incident_url = f"{base}/#/incidents/{crash['id']}"
         with sync_playwright() as playwright:
-            context = playwright.chromium.launch_persistent_context(
-                tempfile.mkdtemp(prefix="rca-chromium-"),
-                executable_path=CHROMIUM,
-                headless=True,
-                args=CHROMIUM_ARGS,
-                viewport={"width": 1440, "height": 960},
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
             )
-            page = context.new_page()
+
+            def new_page(scheme: str = "light", width: int = 1440, height: int = 960) -> Any:
+                context = browser.new_context(
+                    viewport={"width": width, "height": height}, color_scheme=scheme
+                )
+                context.add_init_script("localStorage.setItem('rca.reviewer', 'ana')")
+                return context.new_page()
+
+            def open_citation(page: Any) -> None:
+                page.goto(incident_url)
+                page.wait_for_selector("#rca")
+                page.locator("button.cite[data-evidence-id^='error-doc-']").first.click()
+                page.wait_for_selector("#evidence mark")
+                page.locator("#rca h4", has_text="Hypotheses").scroll_into_view_if_needed()
+                page.evaluate("document.getElementById('main').scrollTop -= 40")
+
+            page = new_page()
             page.goto(f"{base}/#/")
-            page.fill("#reviewer-name", "ana")
             page.wait_for_selector("a.inbox-item")
             page.wait_for_selector("#poll-state[data-state=live]")
-            page.locator("#reviewer-name").blur()
             page.screenshot(path=str(args.out / "inbox.png"))
-
-            page.goto(f"{base}/#/incidents/{crash['id']}")
-            page.wait_for_selector("#rca")
-            page.locator("button.cite[data-evidence-id^='error-doc-']").first.click()
-            page.wait_for_selector("#evidence mark")
-            page.locator("#rca h4", has_text="Hypotheses").scroll_into_view_if_needed()
-            page.evaluate("document.getElementById('main').scrollTop -= 40")
+            open_citation(page)
             page.screenshot(path=str(args.out / "incident.png"))
-            context.close()
+            page.click("#decide-edit")
+            page.locator("#form-edit").scroll_into_view_if_needed()
+            page.screenshot(path=str(args.out / "edit.png"))
+            page.goto(f"{base}/#/")
+            page.check("#inbox-grouped")
+            page.locator("a.inbox-item.is-group").first.click()
+            page.wait_for_selector("#group-decide")
+            page.screenshot(path=str(args.out / "group.png"))
+
+            dark = new_page("dark")
+            open_citation(dark)
+            dark.screenshot(path=str(args.out / "incident-dark.png"))
+
+            phone = new_page("light", 390, 844)
+            phone.goto(incident_url)
+            phone.wait_for_selector("#rca")
+            phone.screenshot(path=str(args.out / "phone.png"))
+            phone.locator("button.cite[data-evidence-id^='error-doc-']").first.click()
+            phone.wait_for_selector("#evidence mark")
+            phone.screenshot(path=str(args.out / "phone-evidence.png"))
+            browser.close()
     finally:
         server.should_exit = True
         thread.join(timeout=15)
-    for name in ("inbox.png", "incident.png"):
+    for name in SHOTS:
         print(args.out / name)
     return 0
 

@@ -1,8 +1,9 @@
 """End-to-end fixtures for the reviewer UI: a real uvicorn process and a real headless Chromium.
 
-One server and one browser per module keep the suite fast; every test opens a fresh page and
-creates the incidents it needs through the API. Without Playwright or Chromium the browser
-tests skip with the reason, except under ``CI=true``, where they fail: CI must run them.
+One server per session and one browser per module keep the suite fast; every test opens a
+fresh page and creates the incidents it needs through the API. Without Playwright or Chromium
+the browser tests skip with the reason, except under ``CI=true``, where they fail: CI must run
+them.
 """
 
 from __future__ import annotations
@@ -41,9 +42,12 @@ def require_browser() -> None:
         skip_or_fail("reviewer UI e2e tests need a browser: " + "; ".join(problems))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real uvicorn process on a free port with its own state dir and collection."""
+    """A real uvicorn process on a free port with its own state dir and collection.
+
+    One for the session: every test creates the incidents it needs and finds them by id.
+    """
     require_browser()
     process = ServiceProcess(
         {

@@ -37,11 +37,9 @@ def quantity_incident() -> dict[str, Any]:
     }
 
 
-def open_incident(page: Page, server: str, incident_id: str, reviewer: str | None = None) -> None:
+def open_incident(page: Page, server: str, incident_id: str) -> None:
     page.goto(f"{server}/#/incidents/{incident_id}")
     expect(page.locator(f".incident-layout[data-id='{incident_id}']")).to_be_visible()
-    if reviewer is not None:
-        page.fill("#reviewer-name", reviewer)
 
 
 def first_citation(incident: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -53,20 +51,23 @@ def first_citation(incident: dict[str, Any], prefix: str) -> dict[str, Any]:
     raise AssertionError(f"no citation starting with {prefix!r}")
 
 
-def test_inbox_lists_incidents_awaiting_review_first(page: Page, server: str, api: Api) -> None:
+def test_inbox_shows_the_queue_and_filters_by_status(page: Page, server: str, api: Api) -> None:
     waiting = api.create(checkout_crash())
     decided = api.create(quantity_incident())
     assert api.decide(decided["id"], {"action": "approve", "reviewer": "ana"}).status_code == 200
 
     page.goto(f"{server}/#/")
     expect(page).to_have_title(re.compile("Inbox"))
+    # The queue by default: what awaits review.
     expect(page.locator(f"a.inbox-item[data-id='{waiting['id']}']")).to_be_visible()
-    expect(page.locator(f"a.inbox-item[data-id='{decided['id']}']")).to_be_visible()
-    expect(page.locator(f"a.inbox-item[data-id='{decided['id']}']")).to_contain_text("by ana")
-
+    expect(page.locator(f"a.inbox-item[data-id='{decided['id']}']")).to_have_count(0)
     statuses = page.locator("a.inbox-item").evaluate_all("els => els.map(e => e.dataset.status)")
-    first_done = next(i for i, s in enumerate(statuses) if s != "awaiting_review")
-    assert "awaiting_review" not in statuses[first_done:], statuses
+    assert set(statuses) == {"awaiting_review"}, statuses
+    page.select_option("#inbox-status", "")
+    expect(page.locator(f"a.inbox-item[data-id='{decided['id']}']")).to_contain_text(
+        "Approved by ana"
+    )
+    page.select_option("#inbox-status", "awaiting_review")
     waiting_item = page.locator(f"a.inbox-item[data-id='{waiting['id']}']")
     expect(waiting_item).to_contain_text("CO-500")
     expect(waiting_item).to_contain_text("checkout-service")
@@ -169,7 +170,7 @@ def test_citation_span_is_used_when_present(page: Page, server: str, api: Api) -
 
 def test_approve(page: Page, server: str, api: Api) -> None:
     incident = api.create(checkout_crash())
-    open_incident(page, server, incident["id"], reviewer="ana")
+    open_incident(page, server, incident["id"])
 
     page.click("#decide-approve")
     page.fill("#approve-comment", "matches the traceback")
@@ -180,10 +181,14 @@ def test_approve(page: Page, server: str, api: Api) -> None:
     expect(page.locator(".incident-header .badge[data-status]")).to_have_text("Approved")
     expect(page.locator("#outcome")).to_contain_text("Approved by ana")
     expect(page.locator("#decide")).to_have_count(0)
+    expect(page.locator("#rca-title")).to_have_text("Approved RCA")
     after = api.get(incident["id"])
     assert after["status"] == "approved"
     assert after["decision"]["reviewer"] == "ana"
     assert after["final_rca"] == incident["rca"]
+    # It left the queue; the approved list has it.
+    expect(page.locator(f"a.inbox-item[data-id='{incident['id']}']")).to_have_count(0)
+    page.select_option("#inbox-status", "approved")
     expect(page.locator(f"a.inbox-item[data-id='{incident['id']}']")).to_have_attribute(
         "data-status", "approved"
     )
@@ -195,7 +200,7 @@ def test_reject_needs_a_reason(page: Page, server: str, api: Api) -> None:
     assert no_reason.status_code == 422
     assert "comment" in no_reason.json()["error"]["message"]
 
-    open_incident(page, server, incident["id"], reviewer="ana")
+    open_incident(page, server, incident["id"])
     page.locator("#main").focus()
     page.keyboard.press("r")  # shortcut: opens the reject form with the reason focused
     expect(page.locator("#reject-reason")).to_be_focused()
@@ -218,7 +223,7 @@ def test_edit_and_approve_shows_the_diff(page: Page, server: str, api: Api) -> N
     incident = api.create(checkout_crash())
     original = incident["rca"]["summary"]
     edited = "Empty basket makes calculate_discount divide by zero (confirmed in the trace)."
-    open_incident(page, server, incident["id"], reviewer="ana")
+    open_incident(page, server, incident["id"])
 
     page.click("#decide-edit")
     page.fill("#edit-summary", edited)
@@ -228,14 +233,24 @@ def test_edit_and_approve_shows_the_diff(page: Page, server: str, api: Api) -> N
     page.click("button.submit-edit")
 
     expect(page.locator("#flash")).to_contain_text("Approved with your edits")
-    outcome = page.locator("#outcome")
-    expect(outcome).to_contain_text("Approved with edits by ana")
-    expect(outcome.locator("del.diff-del").first).to_contain_text(f"Summary: {original}")
-    expect(outcome.locator("ins.diff-add").first).to_contain_text(f"Summary: {edited}")
-    expect(outcome.locator("ins.diff-add", has_text="Add an empty-basket unit test")).to_have_count(
-        1
+    expect(page.locator("#outcome")).to_contain_text("Approved with edits by ana")
+    # The page shows what was decided; the original draft is one click away.
+    expect(page.locator("#rca-title")).to_have_text("Approved RCA (edited)")
+    expect(page.locator("#rca-summary")).to_have_text(edited)
+    original_draft = page.locator("#original-draft")
+    expect(original_draft.locator("del.diff-del").first).not_to_be_visible()
+    original_draft.locator("summary").click()
+    expect(original_draft.locator("del.diff-del").first).to_contain_text(f"Summary: {original}")
+    expect(original_draft.locator("ins.diff-add").first).to_contain_text(f"Summary: {edited}")
+    expect(
+        original_draft.locator("ins.diff-add", has_text="Add an empty-basket unit test")
+    ).to_have_count(1)
+    expect(original_draft.locator(".original-body")).to_contain_text(original)
+    expect(page.locator(".incident-header .badge[data-status]")).to_have_text("Approved with edits")
+    page.select_option("#inbox-status", "approved")
+    expect(page.locator(f"a.inbox-item[data-id='{incident['id']}']")).to_contain_text(
+        "Approved with edits by ana"
     )
-    expect(page.locator(".incident-header .badge[data-status]")).to_have_text("Approved")
 
     after = api.get(incident["id"])
     assert after["status"] == "approved"
@@ -297,7 +312,7 @@ def test_reanalysis_with_added_logs_makes_a_second_draft(page: Page, server: str
         "2026-11-29T10:00:02Z ERROR checkout basket 991 has 0 qualifying units",
         "2026-11-29T10:00:02Z WARN  checkout promotion SPRING-10 applied to empty basket",
     ]
-    open_incident(page, server, incident["id"], reviewer="ana")
+    open_incident(page, server, incident["id"])
 
     page.click("#decide-reanalyze")
     page.fill("#reanalyze-comment", "check with the checkout logs")
@@ -322,7 +337,7 @@ def test_reanalysis_with_added_logs_makes_a_second_draft(page: Page, server: str
 
 def test_second_reviewer_sees_the_conflict(page: Page, server: str, api: Api) -> None:
     incident = api.create(checkout_crash())
-    open_incident(page, server, incident["id"], reviewer="ana")
+    open_incident(page, server, incident["id"])
     page.click("#decide-approve")
     # Meanwhile another reviewer decides.
     assert api.decide(incident["id"], {"action": "approve", "reviewer": "bob"}).status_code == 200
@@ -362,18 +377,18 @@ def test_decisions_are_recorded_under_the_api_key_identity(
     page: Page, server: str, api: Api
 ) -> None:
     incident = api.create(checkout_crash())
-    open_incident(page, server, incident["id"], reviewer="someone-else")
-    expect(page.locator("#deciding-as")).to_contain_text("identity of your API key")
+    open_incident(page, server, incident["id"])
+    expect(page.locator("#deciding-as")).to_contain_text("recorded as ana")
     page.click("#decide-approve")
     page.click("button.submit-approve")
     expect(page.locator("#outcome")).to_contain_text("Approved by ana")
     assert api.get(incident["id"])["decision"]["reviewer"] == "ana"
 
 
-def test_reviewer_name_is_remembered(page: Page, server: str) -> None:
-    page.fill("#reviewer-name", "carla")
-    page.reload()
-    expect(page.locator("#reviewer-name")).to_have_value("carla")
+def test_with_a_key_the_page_names_the_key_instead_of_asking(page: Page) -> None:
+    # The API records the key's name, so a typed name would be ignored: none is asked for.
+    expect(page.locator("#signed-in")).to_have_text("Signed in as ana (reviewer)")
+    expect(page.locator("#reviewer-name")).to_be_hidden()
 
 
 def test_dropped_citations_unsupported_claims_and_past_incidents_are_shown(

@@ -11,6 +11,7 @@ from app.core.config import Settings
 from app.core.errors import Forbidden, NotReady, Unauthorized
 from app.core.security import LOCAL_IDENTITY, Identity, KeyRing, Role
 from app.incidents.service import IncidentService
+from app.incidents.workspace import Workspace
 from app.intake.alertmanager import AlertIntake
 from app.intake.fingerprints import FingerprintStore
 from app.rag.engine import RetrievalEngine
@@ -76,6 +77,15 @@ SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 SubmitterDep = Annotated[Identity, Depends(require(Role.SUBMITTER))]
 ReviewerDep = Annotated[Identity, Depends(require(Role.REVIEWER))]
 AdminDep = Annotated[Identity, Depends(require(Role.ADMIN))]
+IdentityDep = Annotated[Identity, Depends(get_identity)]
+
+
+def get_workspace(service: IncidentServiceDep) -> Workspace:
+    """The team's view of the incidents (list, claims, bulk decisions) over the service."""
+    return Workspace(service)
+
+
+WorkspaceDep = Annotated[Workspace, Depends(get_workspace)]
 
 
 def get_fingerprint_store(request: Request) -> FingerprintStore:

@@ -93,6 +93,26 @@ def _add_graph(kinds: Any) -> None:
     )
 
 
+def cmd_bench_collect(args: argparse.Namespace) -> int:
+    """Run the collection benchmark against a real Prometheus, print the table, write JSON."""
+    from app.bench.collect import format_collect_bench, run_collect_bench
+
+    result = run_collect_bench(runs=args.runs, warmup=args.warmup)
+    print(format_collect_bench(result))
+    write_json_report(args.json, result)
+    return 0
+
+
+def _add_collect(kinds: Any) -> None:
+    _timed(
+        kinds,
+        "collect",
+        "evidence collection per incident against a real, backfilled Prometheus",
+        "timed collections per contender",
+        cmd_bench_collect,
+    )
+
+
 def cmd_bench_ingest(args: argparse.Namespace) -> int:
     """Run the SciFact ingest benchmark, print the table, optionally write JSON."""
     from app.bench.ingest import format_ingest_bench, run_ingest_bench
@@ -112,13 +132,64 @@ def _add_ingest(kinds: Any) -> None:
     ingest.set_defaults(handler=cmd_bench_ingest)
 
 
+def cmd_bench_scale(args: argparse.Namespace) -> int:
+    """Run the growth benchmark, print the curve, optionally write JSON."""
+    from app.bench.scale import format_scale_bench, run_scale_bench
+
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    result = run_scale_bench(
+        sizes, queries=args.queries, history=args.history, scifact_dir=Path(args.scifact)
+    )
+    print(format_scale_bench(result))
+    write_json_report(args.json, result)
+    return 0
+
+
+def _add_scale(kinds: Any) -> None:
+    scale = kinds.add_parser("scale", help="the shipped engine's cost at 1k/10k/100k chunks")
+    scale.add_argument("--sizes", default="1000,10000,100000", help="comma-separated chunk counts")
+    scale.add_argument("--queries", type=int, default=50, help="timed SciFact test queries")
+    scale.add_argument("--history", type=int, default=10_000, help="past incidents stored")
+    scale.add_argument("--scifact", default=str(DEFAULT_SCIFACT_DIR), help="BEIR SciFact folder")
+    scale.add_argument("--json", metavar="OUT", help="also write every number here")
+    scale.set_defaults(handler=cmd_bench_scale)
+
+
+def cmd_bench_inbox(args: argparse.Namespace) -> int:
+    """Run the inbox benchmark, print the figures, optionally write JSON."""
+    from app.bench.inbox import format_inbox_bench, run_inbox_bench
+
+    result = run_inbox_bench(
+        incidents=args.incidents,
+        runs=args.runs,
+        renders=args.renders,
+        chromium=Path(args.chromium),
+    )
+    print(format_inbox_bench(result))
+    write_json_report(args.json, result)
+    return 0
+
+
+def _add_inbox(kinds: Any) -> None:
+    inbox = kinds.add_parser("inbox", help="first inbox page with 5,000 incidents: API and render")
+    inbox.add_argument("--incidents", type=int, default=5000, help="index rows in the store")
+    inbox.add_argument("--runs", type=int, default=50, help="timed requests per API case")
+    inbox.add_argument("--renders", type=int, default=5, help="timed fresh pages in Chromium")
+    inbox.add_argument("--chromium", default="/usr/bin/chromium", help="the browser to drive")
+    inbox.add_argument("--json", metavar="OUT", help="also write every number here")
+    inbox.set_defaults(handler=cmd_bench_inbox)
+
+
 #: One registrar per benchmark.
 REGISTRARS = (
     _add_embed,
     _add_retrieve,
     _add_graph,
+    _add_collect,
     _add_ingest,
+    _add_scale,
     add_http_parser,
+    _add_inbox,
 )
 
 

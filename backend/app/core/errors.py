@@ -45,6 +45,20 @@ class ValidationFailed(AppError):
     code = "validation_error"
 
 
+class UnsupportedClaims(ValidationFailed):
+    """A reviewer's edit makes claims its citations do not support (and did not confirm them)."""
+
+    code = "unsupported_claims"
+
+    def __init__(self, claims: list[str]) -> None:
+        listed = "; ".join(claims)
+        super().__init__(
+            f"{len(claims)} edited claim(s) fail the citation check: {listed}. Fix them, or "
+            "send confirm_unsupported: true to approve the edit anyway"
+        )
+        self.claims = claims
+
+
 class Unauthorized(AppError):
     """No valid credentials were presented."""
 

@@ -8,9 +8,12 @@ in ``app.storage.sqlite.incidents`` and ``app.storage.postgres.incidents``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from app.incidents.listing import IncidentPage, IncidentQuery
 
 
 @dataclass(frozen=True)
@@ -23,13 +26,42 @@ class AuditEvent:
     action: str | None
     comment: str | None
     data: dict[str, Any]
+    #: Set on events that may be written again (by recovery): one event per key and incident.
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    """A create request's ``Idempotency-Key``, the digest of its body and the incident it made."""
+
+    key: str
+    request_hash: str
+    incident_id: str
+    created_at: str
 
 
 class IncidentRepository(Protocol):
     """Durable incident index and audit trail."""
 
-    async def insert(self, row: dict[str, Any]) -> None:
-        """Add a new incident row."""
+    async def insert(
+        self,
+        row: dict[str, Any],
+        events: Sequence[AuditEvent] = (),
+        idempotency: IdempotencyRecord | None = None,
+    ) -> IdempotencyRecord | None:
+        """Add a new incident row with its first events and idempotency key, all or nothing.
+
+        Returns None when written; when ``idempotency`` names a key another create holds,
+        nothing is written and that create's record is returned.
+        """
+        ...
+
+    async def idempotency_record(self, key: str, not_before: str) -> IdempotencyRecord | None:
+        """The record holding ``key``; records created before ``not_before`` are purged first."""
+        ...
+
+    async def delete(self, incident_id: str) -> None:
+        """Remove an incident row with its audit trail and idempotency keys (a failed create)."""
         ...
 
     async def get(self, incident_id: str) -> dict[str, Any] | None:
@@ -50,12 +82,20 @@ class IncidentRepository(Protocol):
         """A page of rows (newest first) and the total matching."""
         ...
 
+    async def search(self, query: IncidentQuery) -> IncidentPage:
+        """One page of the incident list, with its counts (see ``app.incidents.listing``)."""
+        ...
+
+    async def latest_group(self, family: str, service: str | None, since: str) -> str | None:
+        """The group key of the newest incident of ``family`` and ``service`` since ``since``."""
+        ...
+
     async def with_status(self, *statuses: str) -> list[dict[str, Any]]:
         """Every row in one of ``statuses``."""
         ...
 
-    async def add_event(self, incident_id: str, event: AuditEvent) -> None:
-        """Append to the audit trail."""
+    async def add_event(self, incident_id: str, event: AuditEvent) -> bool:
+        """Append to the audit trail; False when an event with the same ``key`` is there."""
         ...
 
     async def events(self, incident_id: str) -> list[AuditEvent]:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from app.incidents.repository import AuditEvent
+from app.incidents.repository import AuditEvent, IdempotencyRecord
 from app.intake.fingerprints import FingerprintRecord
 from app.intake.outbox import OutboxMessage
 from app.storage.schema import ALERT_FINGERPRINTS, INCIDENTS
@@ -20,7 +20,10 @@ from app.storage.schema import ALERT_FINGERPRINTS, INCIDENTS
 INCIDENT_COLUMNS = INCIDENTS.column_names
 
 #: The columns an audit-trail read selects, in ``AuditEvent`` order.
-EVENT_COLUMNS = ("type", "at", "actor", "action", "comment", "data")
+EVENT_COLUMNS = ("type", "at", "actor", "action", "comment", "data", "key")
+
+#: The columns of an idempotency record, in ``IdempotencyRecord`` order.
+IDEMPOTENCY_COLUMNS = ("key", "request_hash", "incident_id", "created_at")
 
 #: The columns a fingerprint read selects, in ``FingerprintRecord`` order.
 FINGERPRINT_COLUMNS = ALERT_FINGERPRINTS.column_names
@@ -67,7 +70,7 @@ def event_values(
         encode: How the backend passes a JSON object (text for SQLite, JSONB for PostgreSQL).
 
     Returns:
-        Values for ``(incident_id, type, at, actor, action, comment, data)``.
+        Values for ``(incident_id, type, at, actor, action, comment, data, key)``.
     """
     return (
         incident_id,
@@ -77,7 +80,13 @@ def event_values(
         event.action,
         event.comment,
         encode(event.data),
+        event.key,
     )
+
+
+def idempotency_from_row(row: Any) -> IdempotencyRecord:
+    """An ``IdempotencyRecord`` from a row of ``IDEMPOTENCY_COLUMNS``."""
+    return IdempotencyRecord(**row_dict(row, IDEMPOTENCY_COLUMNS))
 
 
 def record_from_row(row: Any) -> FingerprintRecord:

@@ -70,7 +70,8 @@ export function renderDiff(before, after, { caption = "", beforeLabel = "origina
   const marks = { same: "  ", del: "− ", add: "+ " };
   const body = h(
     "pre",
-    { class: "diff", "aria-label": caption || "diff" },
+    // Focusable: a long diff scrolls, and keyboard users must be able to scroll it.
+    { class: "diff", "aria-label": caption || "diff", tabindex: "0" },
     ops.map((o) =>
       h(o.op === "same" ? "span" : o.op === "add" ? "ins" : "del", { class: `diff-line diff-${o.op}` }, marks[o.op] + o.text),
     ),

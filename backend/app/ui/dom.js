@@ -42,24 +42,52 @@ export function replace(parent, ...children) {
   return append(parent, children);
 }
 
-/** "3 min ago" style age of an ISO timestamp. */
+/** "3 min ago" style age of an ISO timestamp ("in 2 min" for a clock running ahead). */
 export function age(iso, now = Date.now()) {
   const then = Date.parse(iso);
   if (Number.isNaN(then)) return "";
-  const seconds = Math.max(0, Math.round((now - then) / 1000));
-  if (seconds < 60) return `${seconds}s ago`;
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 48) return `${hours} h ago`;
-  return `${Math.round(hours / 24)} d ago`;
+  const ahead = then - now > 1000;
+  const seconds = Math.round(Math.abs(now - then) / 1000);
+  let text;
+  if (seconds < 60) text = `${seconds}s`;
+  else if (seconds < 3600) text = `${Math.round(seconds / 60)} min`;
+  else if (seconds < 48 * 3600) text = `${Math.round(seconds / 3600)} h`;
+  else text = `${Math.round(seconds / 86400)} d`;
+  return ahead ? `in ${text}` : `${text} ago`;
 }
 
-/** A local, readable timestamp with the ISO value as tooltip. */
-export function time(iso) {
+const DATE_TIME = new Intl.DateTimeFormat(undefined, {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  timeZoneName: "short",
+});
+
+/** A timestamp in the browser's time zone, with the zone named ("29 Nov 2026, 10:00:01 UTC"). */
+export function localTime(iso) {
   const date = new Date(iso);
-  const label = Number.isNaN(date.getTime()) ? String(iso || "") : date.toLocaleString();
-  return h("time", { datetime: iso || "", title: iso || "" }, label);
+  return Number.isNaN(date.getTime()) ? String(iso || "") : DATE_TIME.format(date);
+}
+
+/**
+ * A <time> element: the local time with its zone and, unless `relative` is false, the age
+ * ("… UTC · 3 min ago"); the tooltip is the UTC ISO value.
+ */
+export function time(iso, { relative = true } = {}) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return h("time", {}, String(iso || ""));
+  const label = relative ? `${localTime(iso)} · ${age(iso)}` : localTime(iso);
+  return h("time", { datetime: date.toISOString(), title: date.toISOString() }, label);
+}
+
+/** Just the age ("3 min ago") with the full local time and zone as the tooltip. */
+export function ageTime(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return h("time", {}, "");
+  return h("time", { datetime: date.toISOString(), title: localTime(iso) }, age(iso));
 }
 
 /** Format a score; null/undefined become an em dash. */
@@ -82,8 +110,13 @@ export function statusLabel(status) {
   return STATUS_LABELS[status] || String(status || "unknown");
 }
 
-export function statusBadge(status) {
-  return h("span", { class: `badge status-${status}`, dataset: { status } }, statusLabel(status));
+export function statusBadge(status, label = statusLabel(status)) {
+  return h("span", { class: `badge status-${status}`, dataset: { status } }, label);
+}
+
+/** "Approved with edits" for an approval that changed the draft, else the status label. */
+export function decisionLabel(status, action) {
+  return status === "approved" && action === "edit" ? "Approved with edits" : statusLabel(status);
 }
 
 export function bandBadge(band) {
@@ -91,6 +124,19 @@ export function bandBadge(band) {
   return h(
     "span",
     { class: `badge band band-${value}`, title: "Confidence band", dataset: { band: value } },
-    band ? `${band} confidence` : "no band",
+    band === "insufficient" ? "insufficient evidence" : band ? `${band} confidence` : "no band",
   );
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** Create an SVG element (attributes set verbatim; children appended like `h`). */
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on")) throw new Error(`no ${key} attribute on SVG`);
+    node.setAttribute(key, String(value));
+  }
+  return append(node, children);
 }

@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from app.incidents.repository import AuditEvent
+from app.incidents.listing import IncidentPage, IncidentQuery
+from app.incidents.repository import AuditEvent, IdempotencyRecord
 from app.storage.postgres.connection import Pool
 from app.storage.postgres.locks import RECOVERY_KEY, LockSession, advisory_key, advisory_lock
 from app.storage.postgres.schema import create_tables
-from app.storage.rows import INCIDENT_COLUMNS, event_from_row, event_values
-from app.storage.schema import AUDIT_EVENTS, INCIDENTS
+from app.storage.postgres.search import create_search, latest_group, search
+from app.storage.rows import (
+    EVENT_COLUMNS,
+    IDEMPOTENCY_COLUMNS,
+    INCIDENT_COLUMNS,
+    event_from_row,
+    event_values,
+    idempotency_from_row,
+)
+from app.storage.schema import AUDIT_EVENTS, IDEMPOTENCY_KEYS, INCIDENTS
+
+INSERT_EVENT = (
+    "INSERT INTO audit_events (incident_id, type, at, actor, action, comment, data, key) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
+)
+SELECT_IDEMPOTENCY = f"SELECT {', '.join(IDEMPOTENCY_COLUMNS)} FROM idempotency_keys WHERE key = %s"
 
 
 class PostgresIncidentRepository:
@@ -36,16 +51,57 @@ class PostgresIncidentRepository:
 
     async def setup(self) -> None:
         """Create the tables if needed."""
-        await create_tables(self._pool, (INCIDENTS, AUDIT_EVENTS))
+        await create_tables(self._pool, (INCIDENTS, AUDIT_EVENTS, IDEMPOTENCY_KEYS))
+        await create_search(self._pool)
 
-    async def insert(self, row: dict[str, Any]) -> None:
-        """Add a new incident row."""
+    async def insert(
+        self,
+        row: dict[str, Any],
+        events: Sequence[AuditEvent] = (),
+        idempotency: IdempotencyRecord | None = None,
+    ) -> IdempotencyRecord | None:
+        """Add a new incident row with its first events and idempotency key, all or nothing."""
         query = sql.SQL("INSERT INTO incidents ({}) VALUES ({})").format(
             sql.SQL(", ").join(map(sql.Identifier, INCIDENT_COLUMNS)),
             sql.SQL(", ").join(sql.Placeholder() * len(INCIDENT_COLUMNS)),
         )
         async with self._pool.connection() as conn:
-            await conn.execute(query, [row.get(c) for c in INCIDENT_COLUMNS])
+            async with conn.transaction():
+                if idempotency is not None:
+                    cursor = await conn.execute(
+                        f"INSERT INTO idempotency_keys ({', '.join(IDEMPOTENCY_COLUMNS)}) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                        [getattr(idempotency, c) for c in IDEMPOTENCY_COLUMNS],
+                    )
+                    taken = cursor.rowcount != 1
+                else:
+                    taken = False
+                if not taken:
+                    await conn.execute(query, [row.get(c) for c in INCIDENT_COLUMNS])
+                    for event in events:
+                        await conn.execute(INSERT_EVENT, event_values(row["id"], event, Jsonb))
+            if taken and idempotency is not None:
+                cursor = await conn.execute(SELECT_IDEMPOTENCY, (idempotency.key,))
+                found = await cursor.fetchone()
+                return idempotency_from_row(found) if found else None
+        return None
+
+    async def idempotency_record(self, key: str, not_before: str) -> IdempotencyRecord | None:
+        """The record holding ``key``; records created before ``not_before`` are purged first."""
+        async with self._pool.connection() as conn:
+            await conn.execute("DELETE FROM idempotency_keys WHERE created_at < %s", (not_before,))
+            cursor = await conn.execute(SELECT_IDEMPOTENCY, (key,))
+            found = await cursor.fetchone()
+        return idempotency_from_row(found) if found else None
+
+    async def delete(self, incident_id: str) -> None:
+        """Remove an incident row with its audit trail and idempotency keys (a failed create)."""
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute("DELETE FROM audit_events WHERE incident_id = %s", (incident_id,))
+            await conn.execute(
+                "DELETE FROM idempotency_keys WHERE incident_id = %s", (incident_id,)
+            )
+            await conn.execute("DELETE FROM incidents WHERE id = %s", (incident_id,))
 
     async def get(self, incident_id: str) -> dict[str, Any] | None:
         """One row, or None."""
@@ -98,6 +154,14 @@ class PostgresIncidentRepository:
         total = int(total_row["total"]) if total_row else 0
         return [dict(r) for r in rows], total
 
+    async def search(self, query: IncidentQuery) -> IncidentPage:
+        """One page of the incident list, with its counts."""
+        return await search(self._pool, query, INCIDENT_COLUMNS)
+
+    async def latest_group(self, family: str, service: str | None, since: str) -> str | None:
+        """The group key of the newest incident of ``family`` and ``service`` since ``since``."""
+        return await latest_group(self._pool, family, service, since)
+
     async def with_status(self, *statuses: str) -> list[dict[str, Any]]:
         """Every row in one of ``statuses``, oldest first."""
         async with self._pool.connection() as conn:
@@ -107,20 +171,17 @@ class PostgresIncidentRepository:
             rows = await cursor.fetchall()
         return [dict(r) for r in rows]
 
-    async def add_event(self, incident_id: str, event: AuditEvent) -> None:
-        """Append to the audit trail."""
+    async def add_event(self, incident_id: str, event: AuditEvent) -> bool:
+        """Append to the audit trail; False when an event with the same ``key`` is there."""
         async with self._pool.connection() as conn:
-            await conn.execute(
-                "INSERT INTO audit_events (incident_id, type, at, actor, action, comment, data) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                event_values(incident_id, event, Jsonb),
-            )
+            cursor = await conn.execute(INSERT_EVENT, event_values(incident_id, event, Jsonb))
+            return cursor.rowcount == 1
 
     async def events(self, incident_id: str) -> list[AuditEvent]:
         """The audit trail in order."""
         async with self._pool.connection() as conn:
             cursor = await conn.execute(
-                "SELECT type, at, actor, action, comment, data FROM audit_events "
+                f"SELECT {', '.join(EVENT_COLUMNS)} FROM audit_events "
                 "WHERE incident_id = %s ORDER BY seq",
                 (incident_id,),
             )

@@ -19,6 +19,7 @@ POSTGRES = Dialect(
     identity="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
     ordered_collation='COLLATE "C"',
     json_default_cast="::jsonb",
+    add_column_if_missing=True,
 )
 
 

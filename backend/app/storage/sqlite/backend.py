@@ -33,7 +33,7 @@ async def open_sqlite_backend(path: Path) -> AsyncIterator[StateBackend]:
         await connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         checkpointer = AsyncSqliteSaver(connection)
         await checkpointer.setup()
-        repository = SqliteIncidentRepository(connection)
+        repository = SqliteIncidentRepository(connection, checkpointer.lock)
         await repository.setup()
         fingerprints = SqliteFingerprintStore(connection)
         await fingerprints.setup()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiosqlite
 
-from app.storage.schema import ColumnType, Dialect, Table, render
+from app.storage.schema import ColumnType, Dialect, Table, add_column, create_indexes, create_table
 
 SQLITE = Dialect(
     name="sqlite",
@@ -20,5 +20,14 @@ async def create_tables(connection: aiosqlite.Connection, tables: tuple[Table, .
         connection: The backend's connection.
         tables: The tables one store keeps.
     """
-    await connection.executescript("".join(f"{s};\n" for s in render(SQLITE, tables)))
+    for table in tables:
+        await connection.execute(create_table(table, SQLITE))
+        # SQLite has no ADD COLUMN IF NOT EXISTS: compare with the catalogue instead.
+        async with connection.execute(f"PRAGMA table_info({table.name})") as cursor:
+            present = {row[1] for row in await cursor.fetchall()}
+        for column in table.columns:
+            if column.added_later and column.name not in present:
+                await connection.execute(add_column(table, column, SQLITE))
+        for statement in create_indexes(table):
+            await connection.execute(statement)
     await connection.commit()

@@ -21,12 +21,20 @@ export function lineRanges(text) {
  * Where the evidence `id` lives: the full text to show and the range of the cited item in it.
  * @returns {{kind: string, title: string, content: string, item: [number, number], doc?: object} | null}
  */
-export function resolveEvidence(id, incident, docs) {
+export function resolveEvidence(id, incident, docs, collected = []) {
   incident = incident || {};
   const doc = (docs || []).find((d) => d.id === id);
   if (doc) {
     const content = String(doc.content || "");
     return { kind: "doc", title: id, content, item: [0, content.length], doc };
+  }
+  const gathered = (collected || []).find((c) => c && c.id === id);
+  if (gathered) {
+    // The text the citation check read (app.rca.evidence.collected_text): summary, then lines.
+    const lines = Array.isArray(gathered.lines) ? gathered.lines.map((l) => (l && typeof l === "object" ? String(l.text ?? "") : String(l))) : [];
+    const content = [String(gathered.summary || ""), ...lines.filter(Boolean)].join("\n").trim();
+    const title = `Collected from ${gathered.source || "a source"}${gathered.file || gathered.path ? ` (${gathered.file || gathered.path})` : ""}`;
+    return { kind: "collected", title, content, item: [0, content.length], collected: gathered };
   }
   if (id === "incident:message") {
     // The cited text is the message without surrounding white space (as the API cites it).
@@ -34,6 +42,12 @@ export function resolveEvidence(id, incident, docs) {
     const start = content.length - content.trimStart().length;
     const item = [start, start + content.trim().length];
     return { kind: "message", title: "Incident message", content, item };
+  }
+  const field = /^incident:([a-z_]+)$/.exec(id);
+  if (field && typeof incident[field[1]] === "string") {
+    // A structured field (error_code, service, event): the diagnosis cites it.
+    const content = String(incident[field[1]]);
+    return { kind: "field", title: `The incident's ${field[1]} field`, content, item: [0, content.length] };
   }
   let match = /^incident:stack:(\d+)$/.exec(id);
   if (match) {

@@ -1,38 +1,24 @@
-// The decision panel: approve, reject, edit & approve, or send back for re-analysis. One form
-// is open at a time; a submit sends the decision and reports a refusal (a 409 offers a reload).
+// The decision panel: approve (or approve and open the next incident), reject, edit & approve,
+// or send back for re-analysis. One form is open at a time; deciding an incident someone else
+// claimed asks first; a submit sends the decision and reports a refusal (a 409 offers a reload,
+// an edit with unsupported claims can be confirmed and sent again).
 
 import { api, getApiKey } from "../api.js";
-import { renderDiff, rcaToLines } from "../diff.js";
 import { h, replace } from "../dom.js";
-
-function linesOf(text) {
-  return String(text || "")
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter(Boolean);
-}
-
-function grow(area) {
-  // Let a textarea fit its text (up to a limit) so edits are visible without inner scrolling.
-  if (!(area instanceof HTMLTextAreaElement)) return;
-  area.style.height = "auto";
-  area.style.height = `${Math.min(area.scrollHeight + 2, 400)}px`;
-}
-
-function field(id, label, control, hint) {
-  control.id = id;
-  return h("div", { class: "field" }, h("label", { for: id }, label), hint ? h("p", { class: "hint", id: `${id}-hint` }, hint) : null, control);
-}
+import { confirmDialog } from "./confirm.js";
+import { EditForm, field, grow } from "./edit.js";
 
 /** Who a decision will be recorded under. */
-export function decidingAs(reviewer) {
-  if (getApiKey()) return "Decisions are recorded under the identity of your API key.";
+export function decidingAs(reviewer, identity = null) {
+  if (identity && identity.auth) return `Decisions are recorded as ${identity.name}, the name of your API key.`;
+  if (getApiKey() && !identity) return "Decisions are recorded under the identity of your API key.";
   return reviewer
     ? `Deciding as ${reviewer}.`
     : "Deciding as anonymous: set your name in the Reviewer box at the top.";
 }
 
 const SHORTCUTS = { a: "approve", r: "reject", e: "edit", n: "reanalyze" };
+const UNSUPPORTED_CODE = "unsupported_claims";
 
 export class DecisionPanel {
   /**
@@ -40,6 +26,10 @@ export class DecisionPanel {
    * @param {{
    *   id: () => string,
    *   reviewer: () => string,
+   *   me: () => string,
+   *   identity: () => object|null,
+   *   next: (id: string) => string|null,
+   *   open: (id: string|null) => void,
    *   decided: (id: string, data: object, successText: string) => Promise<void>,
    *   reload: (id: string) => void,
    * }} hooks
@@ -50,9 +40,11 @@ export class DecisionPanel {
     this.forms = null;
     this.openForm = null;
     this.busy = false;
+    this.data = null;
   }
 
   render(d) {
+    this.data = d;
     const reviewer = this.hooks.reviewer();
     const tabs = [
       ["approve", "Approve", "a"],
@@ -63,7 +55,7 @@ export class DecisionPanel {
     this.forms = {
       approve: this.approveForm(),
       reject: this.rejectForm(),
-      edit: this.editForm(d.rca),
+      edit: this.editForm(d),
       reanalyze: this.reanalyzeForm(),
     };
     return h(
@@ -73,7 +65,7 @@ export class DecisionPanel {
       h(
         "p",
         { class: "muted", id: "deciding-as" },
-        decidingAs(reviewer),
+        decidingAs(reviewer, this.hooks.identity()),
       ),
       h(
         "div",
@@ -94,6 +86,18 @@ export class DecisionPanel {
             " ",
             h("kbd", {}, key),
           ),
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "decide-approve-next",
+            id: "decide-approve-next",
+            "aria-keyshortcuts": "Shift+A",
+            on: { click: (event) => this.approveAndNext(event.currentTarget) },
+          },
+          "Approve & next ",
+          h("kbd", {}, "A"),
         ),
       ),
       Object.values(this.forms),
@@ -131,9 +135,22 @@ export class DecisionPanel {
     }
   }
 
-  /** Keyboard shortcut: open the form of `key`; true when handled. */
+  /** Keyboard shortcut: open the form of `key` ("A": approve and next); true when handled. */
   shortcut(key) {
+    if (key === "A") {
+      const button = this.root.querySelector("#decide-approve-next");
+      if (button && !this.busy) this.approveAndNext(button);
+      return Boolean(button);
+    }
     return Boolean(SHORTCUTS[key]) && this.showForm(SHORTCUTS[key]);
+  }
+
+  /** Approve the draft as it is, then open the next incident awaiting review (or the inbox). */
+  async approveAndNext(button) {
+    const id = this.hooks.id();
+    const next = this.hooks.next(id);
+    const done = await this.submit({ action: "approve" }, button, "Approved.");
+    if (done && this.hooks.id() === id) this.hooks.open(next);
   }
 
   formShell(name, title, submitLabel, children, onSubmit) {
@@ -192,73 +209,44 @@ export class DecisionPanel {
     );
   }
 
-  editForm(rca) {
-    rca = rca || { summary: "", hypotheses: [] };
-    const summary = h("textarea", { name: "summary", rows: "4" });
-    summary.value = rca.summary || "";
-    const statements = (rca.hypotheses || []).map((hyp, i) => {
-      const area = h("textarea", { name: `statement-${i}`, rows: "3", class: "statement-input" });
-      area.value = hyp.statement || "";
-      return area;
-    });
-    const remediation = h("textarea", { name: "remediation", rows: "3" });
-    remediation.value = (rca.remediation || []).join("\n");
-    const nextChecks = h("textarea", { name: "next_checks", rows: "3" });
-    nextChecks.value = (rca.next_checks || []).join("\n");
+  editForm(d) {
+    const editor = new EditForm(d);
     const comment = h("textarea", { name: "comment", rows: "2" });
-    const preview = h("div", { class: "edit-preview", "aria-live": "polite" });
-
-    const edited = () => {
-      const copy = structuredClone(rca);
-      copy.summary = summary.value.trim();
-      statements.forEach((area, i) => {
-        copy.hypotheses[i].statement = area.value.trim();
-      });
-      copy.remediation = linesOf(remediation.value);
-      copy.next_checks = linesOf(nextChecks.value);
-      return copy;
-    };
-    const update = () => replace(preview, renderDiff(rcaToLines(rca), rcaToLines(edited()), { caption: "Your edit against the draft", afterLabel: "your edit" }));
-
+    const confirm = h("input", { type: "checkbox", id: "edit-confirm-unsupported" });
+    const confirmBox = h(
+      "div",
+      { class: "field confirm-unsupported", id: "edit-confirm-box", hidden: true },
+      h("label", { for: "edit-confirm-unsupported" }, confirm, " Approve anyway: I confirm these claims although their citations do not support them"),
+    );
     const form = this.formShell(
       "edit",
       "Edit the draft, then approve it",
       "Approve with edits",
-      [
-        field("edit-summary", "Summary", summary),
-        statements.map((area, i) => field(`edit-statement-${i}`, `Hypothesis ${i + 1} statement`, area)),
-        field("edit-remediation", "Remediation (one per line)", remediation),
-        field("edit-next-checks", "Next checks (one per line)", nextChecks),
-        field("edit-comment", "Comment (optional)", comment),
-        preview,
-      ],
-      (f, submit) => {
-        const next = edited();
-        if (!next.summary) {
-          summary.setAttribute("aria-invalid", "true");
-          this.showMessage("error", "The summary must not be empty.");
-          summary.focus();
+      [...editor.fields(), field("edit-comment", "Comment (optional)", comment), editor.preview, confirmBox],
+      async (f, submit) => {
+        const problem = editor.problem(f);
+        if (problem) {
+          const [text, control] = problem;
+          if (control) control.setAttribute("aria-invalid", "true");
+          this.showMessage("error", text);
+          if (control) control.focus();
           return;
         }
-        const blank = statements.findIndex((area) => !area.value.trim());
-        if (blank >= 0) {
-          this.showMessage("error", `Hypothesis ${blank + 1} needs a statement.`);
-          statements[blank].focus();
-          return;
+        for (const marked of f.querySelectorAll("[aria-invalid]")) marked.removeAttribute("aria-invalid");
+        const body = { action: "edit", rca: editor.value(), comment: comment.value.trim() || undefined };
+        if (confirm.checked) body.confirm_unsupported = true;
+        const done = await this.submit(body, submit, "Approved with your edits.");
+        if (!done && this.lastError && this.lastError.code === UNSUPPORTED_CODE) {
+          confirmBox.hidden = false;
+          confirm.focus();
         }
-        if (JSON.stringify(next) === JSON.stringify(rca)) {
-          this.showMessage("error", "Nothing was changed: use Approve to accept the draft as it is.");
-          summary.focus();
-          return;
-        }
-        this.submit({ action: "edit", rca: next, comment: comment.value.trim() || undefined }, submit, "Approved with your edits.");
       },
     );
-    form.addEventListener("input", (event) => {
-      grow(event.target);
-      update();
+    form.addEventListener("input", (event) => grow(event.target));
+    // Changing the draft again clears a confirmation given for the previous version.
+    form.addEventListener("change", (event) => {
+      if (event.target !== confirm) confirm.checked = false;
     });
-    update();
     return form;
   }
 
@@ -308,7 +296,18 @@ export class DecisionPanel {
     replace(box, h("div", { class: `notice ${kind}` }, text, extra ? [" ", extra] : null));
   }
 
+  /** Whether to go on when someone else claimed the incident (asks); true when unclaimed. */
+  async mayDecide() {
+    const holder = this.data && this.data.assignee;
+    const me = this.hooks.me();
+    if (!holder || holder === me) return true;
+    return confirmDialog(`${holder} has claimed this incident. Decide it anyway?`, "Decide anyway");
+  }
+
+  /** Send the decision; true when it was recorded. */
   async submit(body, button, successText) {
+    this.lastError = null;
+    if (!(await this.mayDecide())) return false;
     const reviewer = this.hooks.reviewer();
     if (reviewer) body.reviewer = reviewer;
     const id = this.hooks.id();
@@ -322,13 +321,16 @@ export class DecisionPanel {
       const data = await api.decide(id, body);
       this.openForm = null;
       await this.hooks.decided(id, data, successText);
+      return true;
     } catch (err) {
+      this.lastError = err;
       button.disabled = false;
       button.textContent = label;
       const reload = err.status === 409 ? h("button", { type: "button", class: "small", on: { click: () => this.hooks.reload(id) } }, "Reload") : null;
       this.showMessage("error", err.status ? `${err.message}` : err.message, reload);
       const box = this.root.querySelector("#decide-message .notice");
       if (box) box.dataset.status = String(err.status || 0);
+      return false;
     } finally {
       this.busy = false;
       this.root.removeAttribute("aria-busy");

@@ -3,7 +3,9 @@
 // text one citation points at.
 
 import { h, replace, score, statusBadge, time } from "../dom.js";
+import { seriesChart } from "./chart.js";
 import { lineRanges, locateCitation, renderHighlighted, resolveEvidence } from "./citations.js";
+import { evidenceLabel } from "./labels.js";
 import { bulletList, section } from "./panel.js";
 
 const WHY_LABELS = [
@@ -24,7 +26,7 @@ const SUPPORT_LABELS = {
 
 function numberedPre(text, idPrefix, cited, className) {
   const content = String(text || "");
-  const pre = h("pre", { class: `numbered ${className}` });
+  const pre = h("pre", { class: `numbered ${className}`, tabindex: "0" });
   lineRanges(content).forEach(([start, end], index) => {
     const id = `${idPrefix}:${index + 1}`;
     pre.append(
@@ -61,7 +63,7 @@ export function renderIncident(incident, cited) {
       ? [
           h("h4", {}, `Logs (${incident.logs.length})`),
           (() => {
-            const pre = h("pre", { class: "numbered logs" });
+            const pre = h("pre", { class: "numbered logs", tabindex: "0" });
             incident.logs.forEach((line, index) => {
               const id = `incident:log:${index + 1}`;
               pre.append(
@@ -144,7 +146,7 @@ export function renderDocs(d) {
               ),
               h("p", { class: "muted" }, claims.length ? `Cited by claim(s) ${claims.join(", ")}` : "Not cited by the draft."),
               renderWhy(doc.why),
-              h("pre", { class: "doc-content" }, String(doc.content || "")),
+              h("pre", { class: "doc-content", tabindex: "0" }, String(doc.content || "")),
               Object.keys(meta).length
                 ? h(
                     "details",
@@ -234,7 +236,7 @@ export class EvidencePane {
   open(citation, claimLabel, button) {
     const d = this.incident;
     const pane = this.element;
-    const resolved = resolveEvidence(citation.id, d.incident, d.similar_error_docs);
+    const resolved = resolveEvidence(citation.id, d.incident, d.similar_error_docs, d.collected_evidence);
     const back = h(
       "button",
       { type: "button", class: "secondary small", on: { click: () => button && button.focus() } },
@@ -272,6 +274,9 @@ export class EvidencePane {
           : null,
         !located.span && !located.quote ? h("p", { class: "muted" }, "Nothing to highlight: read the whole text.") : null,
         resolved.doc ? docScores(resolved.doc) : null,
+        resolved.collected && Array.isArray(resolved.collected.points)
+          ? seriesChart(resolved.collected.points, { title: evidenceLabel(citation.id, d), marker: d.created_at })
+          : null,
         renderHighlighted(resolved, located),
       ];
     }
@@ -281,7 +286,7 @@ export class EvidencePane {
       h(
         "div",
         { class: "evidence-head" },
-        h("p", {}, h("code", { class: "evidence-id" }, citation.id), ` cited by ${claimLabel}`),
+        h("p", {}, h("strong", {}, evidenceLabel(citation.id, d, citation)), " ", h("code", { class: "evidence-id" }, citation.id), ` cited by ${claimLabel}`),
         resolved ? h("p", { class: "muted" }, resolved.title === citation.id ? "Knowledge doc as the model saw it" : resolved.title) : null,
         citation.support
           ? h(

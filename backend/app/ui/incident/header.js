@@ -1,13 +1,43 @@
-// The top of the incident page: the heading with its badges and facts, the notice of the last
-// action, and the outcome once a reviewer decided.
+// The top of the incident page: the heading with one badge for where the incident stands and
+// one for the analysis, its facts (times with their zone and age), who claimed it, the notice
+// of the last action, and the outcome once a reviewer decided.
 
-import { renderDiff, rcaToLines } from "../diff.js";
-import { age, bandBadge, h, statusBadge, time } from "../dom.js";
+import { bandBadge, decisionLabel, h, statusBadge, time } from "../dom.js";
 
 const DECIDED = new Set(["approved", "rejected"]);
 
-export function renderHeader(d, incident) {
+/** One badge for the analysis: "abstained" when it abstained, else its confidence band. */
+function analysisBadge(rca) {
+  if (!rca) return null;
+  if (rca.outcome === "insufficient_evidence") {
+    return h("span", { class: "badge band band-insufficient", dataset: { band: "abstained" }, title: "The agent named no probable cause" }, "abstained");
+  }
+  return bandBadge(rca.confidence);
+}
+
+/**
+ * Who holds the incident, and the button to claim or release it.
+ * @param {object} d the incident
+ * @param {{me: string, claim: (assignee: string|null) => void}} claim
+ */
+function renderClaim(d, { me, claim }) {
+  const holder = d.assignee || null;
+  const mine = holder && holder === me;
+  const button = (label, assignee, id) =>
+    h("button", { type: "button", class: "secondary small", id, "aria-keyshortcuts": "c", on: { click: () => claim(assignee) } }, label);
+  return h(
+    "p",
+    { class: "claim-line", id: "claim-line", dataset: { assignee: holder || "" } },
+    holder ? [h("span", { class: "assignee" }, mine ? "Claimed by you" : `Claimed by ${holder}`), " "] : h("span", { class: "muted" }, "Nobody has claimed this incident. "),
+    mine
+      ? button("Release", null, "release-button")
+      : button(holder ? `Take over from ${holder}` : "Claim", me || null, "claim-button"),
+  );
+}
+
+export function renderHeader(d, incident, claim) {
   const title = [incident.error_code, incident.event].filter(Boolean).join(" · ") || "Incident";
+  const rca = d.status === "approved" && d.final_rca ? d.final_rca : d.rca;
   return h(
     "header",
     { class: "incident-header" },
@@ -15,9 +45,8 @@ export function renderHeader(d, incident) {
     h(
       "div",
       { class: "badges" },
-      statusBadge(d.status),
-      d.rca ? bandBadge(d.rca.confidence) : null,
-      d.low_confidence ? h("span", { class: "badge warn" }, "low retrieval confidence") : null,
+      statusBadge(d.status, decisionLabel(d.status, (d.decision || {}).action)),
+      analysisBadge(rca),
     ),
     h(
       "dl",
@@ -25,12 +54,13 @@ export function renderHeader(d, incident) {
       h("dt", {}, "Service"),
       h("dd", {}, incident.service || "—"),
       h("dt", {}, "Created"),
-      h("dd", {}, time(d.created_at), ` (${age(d.created_at)})`),
+      h("dd", {}, time(d.created_at)),
       h("dt", {}, "Updated"),
       h("dd", {}, time(d.updated_at)),
       h("dt", {}, "Id"),
       h("dd", {}, h("code", {}, d.id)),
     ),
+    claim && !DECIDED.has(d.status) ? renderClaim(d, claim) : null,
   );
 }
 
@@ -62,12 +92,6 @@ export function renderOutcome(d) {
     h("h3", { id: "outcome-title" }, headline),
     decision.decided_at ? h("p", { class: "muted" }, "Decided ", time(decision.decided_at)) : null,
     decision.comment ? h("blockquote", { class: "comment" }, decision.comment) : null,
-    edited && d.final_rca
-      ? renderDiff(rcaToLines(d.rca), rcaToLines(d.final_rca), {
-          caption: "The reviewer's edit against the original draft",
-          beforeLabel: "original draft",
-          afterLabel: "approved edit",
-        })
-      : null,
+    edited ? h("p", { class: "muted" }, "The approved RCA below is the edited one; the original draft is one click away under it.") : null,
   );
 }

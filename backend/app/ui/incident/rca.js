@@ -1,12 +1,38 @@
-// The RCA panels: the current draft with its hypotheses, claims and clickable citations, and the
-// earlier drafts a re-analysis replaced, each diffed against the next.
+// The RCA panels: the RCA that stands (the approved one after a decision, with the original
+// draft one click away after an edit; the draft before), its hypotheses, claims and clickable
+// citations, and the earlier drafts a re-analysis replaced, each diffed against the next.
 
 import { renderDiff, rcaToLines } from "../diff.js";
 import { bandBadge, h, score } from "../dom.js";
+import { evidenceLabel } from "./labels.js";
 import { MOVING, bulletList, section } from "./panel.js";
 
-function shortId(id) {
-  return id.startsWith("error-doc-") ? `${id.slice(0, 18)}…` : id;
+/** Whether the reviewer approved an edited RCA. */
+export function approvedWithEdits(d) {
+  return d.status === "approved" && Boolean(d.final_rca) && (d.decision || {}).action === "edit";
+}
+
+/** What the RCA panel shows: the approved RCA once there is one, else the draft. */
+function shown(d) {
+  if (d.status === "approved" && d.final_rca) {
+    return { rca: d.final_rca, title: approvedWithEdits(d) ? "Approved RCA (edited)" : "Approved RCA" };
+  }
+  const title = d.status === "rejected" ? "Rejected draft" : d.drafts && d.drafts.length ? `RCA draft ${d.drafts.length + 1}` : "RCA draft";
+  return { rca: d.rca, title };
+}
+
+/** Why the analysis abstained or is unsure, in one notice (null when it is neither). */
+function confidenceNotice(d, rca) {
+  const docs = d.similar_error_docs || [];
+  const abstained = rca.outcome === "insufficient_evidence";
+  const retrieval = !docs.length
+    ? "No knowledge doc was retrieved: nothing in the knowledge base resembles this incident."
+    : d.low_confidence
+      ? "The closest knowledge docs are weak matches."
+      : "";
+  if (!abstained && !retrieval) return null;
+  const text = abstained ? `The agent abstained: the evidence is insufficient to name a probable cause.${retrieval ? ` ${retrieval}` : ""}` : `Low confidence: ${retrieval}`;
+  return h("p", { class: "notice warning", id: "confidence-notice" }, text);
 }
 
 /** The evidence ids the draft's claims cite. */
@@ -24,10 +50,34 @@ export function citedIds(rca) {
  * @param {(citation: object, claimLabel: string, button: HTMLElement) => void} openEvidence
  */
 export function renderRca(d, openEvidence) {
-  const rca = d.rca;
+  const { rca, title } = shown(d);
   if (!rca) {
     return section("rca", "RCA draft", h("p", { class: "muted" }, MOVING.has(d.status) ? "The analysis is running…" : "No draft."));
   }
+  return section(
+    "rca",
+    title,
+    rcaBody(d, rca, openEvidence, { current: true }),
+    approvedWithEdits(d) ? originalDraft(d, openEvidence) : null,
+  );
+}
+
+/** The original draft behind an edited approval, folded, with the reviewer's edit as a diff. */
+function originalDraft(d, openEvidence) {
+  return h(
+    "details",
+    { class: "original-draft", id: "original-draft" },
+    h("summary", {}, "Show the original draft and the reviewer's edit"),
+    renderDiff(rcaToLines(d.rca), rcaToLines(d.final_rca), {
+      caption: "The reviewer's edit against the original draft",
+      beforeLabel: "original draft",
+      afterLabel: "approved edit",
+    }),
+    h("div", { class: "original-body" }, rcaBody(d, d.rca, openEvidence, { current: false })),
+  );
+}
+
+function rcaBody(d, rca, openEvidence, { current }) {
   const prov = rca.provenance || {};
   const provParts = [
     `generator ${prov.generator || "unknown"}`,
@@ -37,23 +87,12 @@ export function renderRca(d, openEvidence) {
   ].filter(Boolean);
   const dropped = d.dropped_evidence_ids || [];
   const unsupported = (rca.hypotheses || []).flatMap((hyp) => (hyp.claims || []).filter((c) => c.supported === false)).length;
-  return section(
-    "rca",
-    d.drafts && d.drafts.length ? `RCA draft ${d.drafts.length + 1}` : "RCA draft",
-    h(
-      "div",
-      { class: "badges" },
-      bandBadge(rca.confidence),
-      h("span", { class: `badge outcome-badge outcome-${rca.outcome}` }, rca.outcome === "insufficient_evidence" ? "insufficient evidence" : "analysis"),
-      unsupported ? h("span", { class: "badge flag" }, `${unsupported} unsupported claim(s)`) : null,
-    ),
+  return [
+    unsupported ? h("div", { class: "badges" }, h("span", { class: "badge flag" }, `${unsupported} unsupported claim(s)`)) : null,
     h("p", { class: "provenance muted" }, provParts.join(" · ")),
     prov.fallback_reason ? h("p", { class: "notice warning" }, `Fell back to the extractive generator: ${prov.fallback_reason}`) : null,
-    rca.outcome === "insufficient_evidence"
-      ? h("p", { class: "notice warning" }, "The agent abstained: the evidence is insufficient to name a probable cause.")
-      : null,
-    d.low_confidence ? h("p", { class: "notice warning" }, "Retrieval flagged low confidence: the closest knowledge docs are weak matches.") : null,
-    dropped.length
+    current ? confidenceNotice(d, rca) : null,
+    current && dropped.length
       ? h(
           "div",
           { class: "notice flag", id: "dropped-citations", role: "note" },
@@ -62,18 +101,18 @@ export function renderRca(d, openEvidence) {
           h("ul", { class: "dropped" }, dropped.map((id) => h("li", {}, h("code", {}, id)))),
         )
       : null,
-    renderRemovedCitations(d, openEvidence),
+    current ? renderRemovedCitations(d, openEvidence) : null,
     h("h4", {}, "Summary"),
-    h("p", { class: "summary", id: "rca-summary" }, rca.summary || ""),
+    h("p", { class: "summary", id: current ? "rca-summary" : null }, rca.summary || ""),
     h("h4", {}, "Hypotheses"),
     rca.hypotheses && rca.hypotheses.length
-      ? h("ol", { class: "hypotheses" }, rca.hypotheses.map((hyp, i) => renderHypothesis(hyp, i, openEvidence)))
+      ? h("ol", { class: "hypotheses" }, rca.hypotheses.map((hyp, i) => renderHypothesis(d, hyp, i, openEvidence)))
       : h("p", { class: "muted" }, "No hypothesis."),
     rcaList("Ruled out", rca.ruled_out),
     rcaList("Missing evidence", rca.missing_evidence),
     rcaList("Next checks", rca.next_checks, "next-checks"),
     rcaList("Remediation", rca.remediation, "remediation"),
-  );
+  ];
 }
 
 function renderRemovedCitations(d, openEvidence) {
@@ -97,10 +136,10 @@ function renderRemovedCitations(d, openEvidence) {
               type: "button",
               class: "cite support-unsupported",
               dataset: { evidenceId: item.id },
-              "aria-label": `Open evidence ${item.id} (removed citation)`,
+              "aria-label": `${evidenceLabel(item.id, d, item)}: open evidence ${item.id} (removed citation)`,
               on: { click: (event) => openEvidence(item, "a claim; removed by the citation check", event.currentTarget) },
             },
-            shortId(String(item.id)),
+            evidenceLabel(item.id, d, item),
           ),
           item.score !== undefined && item.score !== null ? ` score ${score(item.score)}` : "",
           item.claim ? h("span", { class: "removed-claim" }, ` for: “${item.claim}”`) : null,
@@ -115,7 +154,14 @@ function rcaList(title, items, className = "") {
   return [h("h4", {}, title), bulletList(items, className)];
 }
 
-function renderHypothesis(hyp, index, openEvidence) {
+/** The flags on a hypothesis (strings or {message|text|reason}), e.g. "contradicted by the diagnosis". */
+function flagsOf(hyp) {
+  return (Array.isArray(hyp.flags) ? hyp.flags : [])
+    .map((f) => (f && typeof f === "object" ? f.message || f.text || f.reason || f.code || "" : String(f)))
+    .filter(Boolean);
+}
+
+function renderHypothesis(d, hyp, index, openEvidence) {
   return h(
     "li",
     { class: "hypothesis" },
@@ -127,6 +173,7 @@ function renderHypothesis(hyp, index, openEvidence) {
       bandBadge(hyp.confidence),
     ),
     h("p", { class: "statement" }, hyp.statement || ""),
+    flagsOf(hyp).length ? h("ul", { class: "hypothesis-flags" }, flagsOf(hyp).map((text) => h("li", { class: "badge flag" }, text))) : null,
     h(
       "ul",
       { class: "claims" },
@@ -154,11 +201,11 @@ function renderHypothesis(hyp, index, openEvidence) {
                       type: "button",
                       class: `cite${citation.support ? ` support-${citation.support}` : ""}`,
                       dataset: { evidenceId: citation.id },
-                      title: citation.quote ? `“${citation.quote}”` : citation.id,
-                      "aria-label": `Open evidence ${citation.id} for claim ${label}`,
+                      title: citation.quote ? `${citation.id}: “${citation.quote}”` : citation.id,
+                      "aria-label": `${evidenceLabel(citation.id, d, citation)}: open evidence ${citation.id} for claim ${label}`,
                       on: { click: (event) => openEvidence(citation, `claim ${label}`, event.currentTarget) },
                     },
-                    shortId(citation.id),
+                    evidenceLabel(citation.id, d, citation),
                   ),
                 ),
               )

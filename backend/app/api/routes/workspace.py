@@ -1,0 +1,121 @@
+"""Team routes: the searchable incident list, claims, bulk decisions, who am I. Thin."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import AwareDatetime
+
+from app.api.deps import IdentityDep, ReviewerDep, WorkspaceDep, require
+from app.core.security import LOCAL_IDENTITY, Role
+from app.incidents.listing import ListSort, make_query
+from app.schemas import (
+    AssignmentCreate,
+    BulkDecisionCreate,
+    BulkDecisionPublic,
+    ErrorResponse,
+    IncidentList,
+    IncidentPublic,
+    StatusFilter,
+)
+
+router = APIRouter(tags=["incidents"])
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorResponse, "description": "Missing or invalid API key"},
+    403: {"model": ErrorResponse, "description": "The API key lacks the role"},
+    422: {"model": ErrorResponse, "description": "Invalid input (or a stale cursor)"},
+}
+
+Band = Literal["high", "medium", "low", "insufficient"]
+
+
+@router.get(
+    "/api/incidents",
+    response_model=IncidentList,
+    responses=ERRORS,
+    dependencies=[Depends(require(Role.SUBMITTER))],
+)
+async def list_incidents(
+    workspace: WorkspaceDep,
+    q: Annotated[str | None, Query(max_length=200, description="Full-text search")] = None,
+    status: StatusFilter | None = None,
+    service: Annotated[str | None, Query(max_length=128)] = None,
+    error_code: Annotated[str | None, Query(max_length=64)] = None,
+    band: Band | None = None,
+    since: Annotated[AwareDatetime | None, Query(description="Created at or after")] = None,
+    until: Annotated[AwareDatetime | None, Query(description="Created before")] = None,
+    group: Annotated[str | None, Query(max_length=300, description="One group's members")] = None,
+    grouped: Annotated[bool, Query(description="One row per group of similar incidents")] = False,
+    sort: ListSort = ListSort.NEWEST,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=1000, description="A `next_cursor`")] = None,
+) -> IncidentList:
+    """Every incident, filtered, sorted and paged; with the counts per status.
+
+    ``q`` matches message, event, service, error code and summary (every word, as a prefix).
+    Pass the response's ``next_cursor`` as ``cursor`` for the next page; it is null on the last.
+    """
+    query = make_query(
+        q=q,
+        status=status,
+        service=service,
+        error_code=error_code,
+        band=band,
+        since=since,
+        until=until,
+        group=group,
+        grouped=grouped,
+        sort=sort,
+        limit=limit,
+        cursor=cursor,
+    )
+    return await workspace.list(query)
+
+
+def _actor(identity: Any, named: str | None) -> str:
+    """The recorded actor: the key's name, or the typed name when authentication is off."""
+    return (named or identity.name) if identity is LOCAL_IDENTITY else identity.name
+
+
+@router.post(
+    "/api/incidents/decisions",
+    response_model=BulkDecisionPublic,
+    responses=ERRORS,
+)
+async def decide_incidents(
+    body: BulkDecisionCreate, workspace: WorkspaceDep, identity: ReviewerDep
+) -> BulkDecisionPublic:
+    """Approve or reject several incidents: each gets its own decision and audit event.
+
+    Answers 200 with one result per id; an incident that was not awaiting review (or is
+    unknown) gets ``ok: false`` with the error a single decision would have had.
+    """
+    return await workspace.decide_many(body, _actor(identity, body.reviewer))
+
+
+@router.post(
+    "/api/incidents/{incident_id}/assign",
+    response_model=IncidentPublic,
+    responses={
+        **ERRORS,
+        404: {"model": ErrorResponse, "description": "No such incident"},
+        409: {"model": ErrorResponse, "description": "The incident is already decided"},
+    },
+)
+async def assign_incident(
+    incident_id: str, body: AssignmentCreate, workspace: WorkspaceDep, identity: ReviewerDep
+) -> IncidentPublic:
+    """Claim the incident for ``assignee`` (``null`` releases it); audit event ``assigned``."""
+    return await workspace.assign(incident_id, body.assignee, _actor(identity, None))
+
+
+@router.get("/api/me", responses={401: ERRORS[401]})
+async def who_am_i(identity: IdentityDep) -> dict[str, Any]:
+    """Who the API takes the caller for: the key's name and role (``auth: false`` when off)."""
+    return {
+        "name": identity.name,
+        "role": identity.role.name.lower(),
+        "auth": identity is not LOCAL_IDENTITY,
+    }
