@@ -38,18 +38,21 @@ smoke: install ## Crash the sample app and run that incident end to end
 live: install ## Watch the whole loop: shop, Prometheus, Alertmanager, service on loopback (Ctrl-C stops)
 	$(BIN)/python scripts/live.py
 
-eval: install ## Full evaluations (domain incidents, SciFact, loghub); slow, see docs/architecture/retrieval-evaluation.md
+eval: install ## Full evaluations (domain incidents, investigation on a real Prometheus, SciFact, loghub); slow, see docs/architecture/retrieval-evaluation.md
 	$(BIN)/rca eval incidents data/eval/incidents.jsonl --json eval-results/incidents.json
+	$(BIN)/rca eval investigation data/eval/investigation --json eval-results/investigation.json
 	$(BIN)/rca eval beir ../shared/datasets/scifact --json eval-results/scifact.json
 	$(BIN)/rca eval beir ../shared/datasets/loghub_template_ir --json eval-results/loghub.json
 
-bench: install ## Speed benchmarks, side by side in one process (embed, retrieve, graph, ingest; HTTP on 127.0.0.1; scale)
+bench: install ## Speed benchmarks, side by side in one process (embed, retrieve, graph, collect, ingest; HTTP on 127.0.0.1; scale; inbox)
 	$(BIN)/rca bench embed --json bench-results/embed.json
 	$(BIN)/rca bench retrieve --json bench-results/retrieve.json
 	$(BIN)/rca bench graph --json bench-results/graph.json
+	$(BIN)/rca bench collect --json bench-results/collect.json
 	$(BIN)/rca bench ingest --json bench-results/ingest.json
 	$(BIN)/rca bench http --json bench-results/http.json
 	$(BIN)/rca bench scale --json bench-results/scale.json
+	$(BIN)/rca bench inbox --json bench-results/inbox.json
 
 screenshots: install ## Save reviewer UI screenshots to docs/architecture/img/ (needs chromium)
 	$(BIN)/python scripts/screenshots.py

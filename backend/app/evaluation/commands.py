@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from app.core.config import Settings, get_settings
+from app.core.config import PROJECT_ROOT, Settings, get_settings
 from app.core.reports import write_json_report
 
 METRIC_COLUMNS = ("ndcg@10", "mrr@10", "recall@100", "hit@1", "hit@5")
@@ -19,12 +18,12 @@ def cmd_eval_incidents(args: argparse.Namespace) -> int:
 
     Exits 1 when a threshold is missed.
     """
+    from app.evaluation.cases import load_cases
     from app.evaluation.grounding import checker_scores, evaluate_with_grounding
     from app.evaluation.incidents import (
         dense_floor_analyzer,
         evaluate_incidents,
         format_report,
-        load_cases,
         unmet_thresholds,
     )
 
@@ -49,13 +48,16 @@ def cmd_eval_incidents(args: argparse.Namespace) -> int:
         pairs = Path(args.claims) if args.claims else PROJECT_ROOT / "data/eval/claims.jsonl"
         report.update(checker_scores(CitationChecker(default_embedder()), docs, pairs))
         report["analyzer"] = {
-            "name": "product graph (hybrid + gates + extractive RCA + citation check)",
+            "name": "product graph (hybrid + gates + configured RCA + citation check)",
+            "llm": settings.llm,
             "parser": not args.no_parser,
             "score_floor": settings.score_floor,
             "mean_seconds_per_incident": round(sum(seconds) / len(seconds), 4),
         }
     print(format_report(report))
     grounding = [
+        "log_citation_rate",
+        "stack_citation_rate",
         "citation_precision",
         "unsupported_claims",
         "whitelist_drops",
@@ -69,7 +71,14 @@ def cmd_eval_incidents(args: argparse.Namespace) -> int:
             value = report[key]
             print(f"{key:<24}{value:.3f}" if isinstance(value, float) else f"{key:<24}{value}")
     write_json_report(args.json, report)
-    failures = unmet_thresholds(report, args.min_hit1, args.min_mrr, args.min_abstain_f1)
+    failures = unmet_thresholds(
+        report,
+        min_hit1=args.min_hit1,
+        min_mrr=args.min_mrr,
+        min_abstain_f1=args.min_abstain_f1,
+        min_log_citation=args.min_log_citation,
+        max_false_confidence=args.max_false_confidence,
+    )
     for failure in failures:
         print(f"FAIL: {failure}", file=sys.stderr)
     return 1 if failures else 0
@@ -88,49 +97,36 @@ def format_beir(result: dict[str, Any]) -> str:
         f"{result['dataset']} / {result['split']}: {result['queries']} queries, "
         f"{result['docs']} of {result['corpus_docs']} docs"
     )
-    header = f"{'mode':<14}" + "".join(f"{c:>12}" for c in METRIC_COLUMNS) + f"{'index s':>10}"
-    header += f"{'query s':>10}"
+    width = max([14, *(len(m) + 2 for m in result["modes"])])
+    header = f"{'mode':<{width}}" + "".join(f"{c:>12}" for c in METRIC_COLUMNS)
+    header += f"{'<10 docs':>10}{'index s':>10}{'query s':>10}"
     lines = [title, header, "-" * len(header)]
     for mode, metrics in result["modes"].items():
-        row = f"{mode:<14}" + "".join(f"{metrics[c]:>12.4f}" for c in METRIC_COLUMNS)
-        lines.append(row + f"{metrics['build_s']:>10.1f}{metrics['query_s']:>10.1f}")
+        row = f"{mode:<{width}}" + "".join(f"{metrics[c]:>12.4f}" for c in METRIC_COLUMNS)
+        lines.append(
+            row + f"{metrics['short@10']:>10}{metrics['build_s']:>10.1f}{metrics['query_s']:>10.1f}"
+        )
     return "\n".join(lines)
 
 
-#: What ``rca eval beir`` compares when ``--modes`` is not given.
-DEFAULT_BEIR_MODES = ("dense", "bm25", "hybrid")
-
-
 def cmd_eval_beir(args: argparse.Namespace) -> int:
-    """Evaluate retrieval modes on one split of a BEIR folder."""
+    """Evaluate the product's retrieval engine (shipped and named variants) on a BEIR split."""
     from app.evaluation.beir import evaluate_beir, load_beir
-    from app.evaluation.modes import ModeOptions
+    from app.evaluation.configurations import DEFAULT_MODES, parse_mode
+    from app.evaluation.embedding_cache import CachedEmbedder
     from app.rag.embedding import default_embedder
-    from app.rag.rerank import build_reranker
 
     settings = get_settings()
-    options = ModeOptions(
-        rrf_k=args.rrf_k,
-        window_tokens=args.window_tokens,
-        window_stride=args.window_stride,
-        blend_weight=args.blend_weight,
-        rerank_depth=settings.rerank_max_docs,
-    )
+    names = DEFAULT_MODES if args.modes is None else args.modes.split(",")
+    modes = [parse_mode(m.strip(), settings) for m in names if m.strip()]
     dataset = load_beir(Path(args.dir), args.split, limit=args.limit, max_corpus=args.max_corpus)
     cache_dir = None if args.no_cache else Path(args.cache_dir or _default_cache_dir(settings))
-    # Built after loading, so a bad dataset folder leaves no reranker connection open.
-    reranker = build_reranker(settings)
-    if args.modes is None:
-        # The reranked mode joins the default comparison whenever a reranker is configured.
-        modes = [*DEFAULT_BEIR_MODES, *(["hybrid+rerank"] if reranker else [])]
-    else:
-        modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    embedder = CachedEmbedder(default_embedder(), cache_dir)
     try:
-        result = evaluate_beir(dataset, modes, default_embedder, cache_dir, options, reranker)
+        result = evaluate_beir(dataset, modes, embedder)
     finally:
-        if reranker is not None:
-            reranker.close()
-    result["options"] = asdict(options)
+        embedder.close()
+    result["embedded_texts"] = embedder.computed
     print(format_beir(result))
     write_json_report(args.json, result)
     return 0
@@ -140,25 +136,35 @@ def _default_cache_dir(settings: Settings) -> Path:
     return settings.state_dir / "cache" / "embeddings"
 
 
+def cmd_eval_investigation(args: argparse.Namespace) -> int:
+    """Score the investigation scenarios with and without collection (real Prometheus)."""
+    from app.evaluation.investigation import (
+        format_investigation,
+        load_scenarios,
+        run_investigation,
+    )
+
+    report = run_investigation(load_scenarios(Path(args.dir)), get_settings())
+    print(format_investigation(report))
+    write_json_report(args.json, report)
+    return 0
+
+
 def add_eval_parser(subparsers: Any) -> None:
-    """Register ``rca eval incidents`` and ``rca eval beir``.
+    """Register ``rca eval incidents``, ``rca eval investigation`` and ``rca eval beir``.
 
     Args:
         subparsers: The object returned by ``ArgumentParser.add_subparsers``.
     """
+    from app.evaluation.configurations import DEFAULT_MODES, PRESETS
     from app.evaluation.incidents import DEFAULT_FLOOR
-    from app.evaluation.modes import (
-        DEFAULT_BLEND_WEIGHT,
-        DEFAULT_RRF_K,
-        DEFAULT_WINDOW_STRIDE,
-        DEFAULT_WINDOW_TOKENS,
-        MODES,
-    )
 
     evaluate = subparsers.add_parser("eval", help="offline evaluations (incidents, BEIR sets)")
     kinds = evaluate.add_subparsers(dest="eval_command", required=True)
 
-    incidents = kinds.add_parser("incidents", help="retrieval and abstention on incident cases")
+    incidents = kinds.add_parser(
+        "incidents", help="the product's answer and abstention on incident cases"
+    )
     incidents.add_argument("file", help="cases, one JSON object per line")
     incidents.add_argument("--json", metavar="OUT", help="also write the full report here")
     incidents.add_argument(
@@ -182,7 +188,28 @@ def add_eval_parser(subparsers: Any) -> None:
     incidents.add_argument(
         "--min-abstain-f1", type=float, metavar="X", help="exit 1 when abstain F1 < X"
     )
+    incidents.add_argument(
+        "--min-log-citation", type=float, metavar="X", help="exit 1 when log-citation rate < X"
+    )
+    incidents.add_argument(
+        "--max-false-confidence",
+        type=float,
+        metavar="X",
+        help="exit 1 when the false-confidence rate > X",
+    )
     incidents.set_defaults(handler=cmd_eval_incidents)
+
+    investigation = kinds.add_parser(
+        "investigation", help="ambiguous alerts scored with and without collected evidence"
+    )
+    investigation.add_argument(
+        "dir",
+        nargs="?",
+        default=str(PROJECT_ROOT / "data/eval/investigation"),
+        help="the scenario folders (default data/eval/investigation)",
+    )
+    investigation.add_argument("--json", metavar="OUT", help="also write the full report here")
+    investigation.set_defaults(handler=cmd_eval_investigation)
 
     beir = kinds.add_parser("beir", help="nDCG@10, MRR@10, recall@100, hit@k on a BEIR folder")
     beir.add_argument("dir", help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
@@ -190,8 +217,11 @@ def add_eval_parser(subparsers: Any) -> None:
     beir.add_argument("--limit", type=int, metavar="N", help="only the first N judged queries")
     beir.add_argument(
         "--modes",
-        help=f"comma-separated modes among {', '.join(MODES)} (default "
-        f"{','.join(DEFAULT_BEIR_MODES)}, plus hybrid+rerank when RCA_RERANK_URL is set)",
+        help=(
+            "comma-separated engine configurations: a preset among "
+            f"{', '.join(PRESETS)}, optionally with :key=value overrides "
+            f"(e.g. shipped:fusion=zscore:dense_weight=0.7); default {','.join(DEFAULT_MODES)}"
+        ),
     )
     beir.add_argument(
         "--max-corpus",
@@ -199,41 +229,11 @@ def add_eval_parser(subparsers: Any) -> None:
         metavar="N",
         help="judged docs of the evaluated queries plus the first N others",
     )
-    beir.add_argument(
-        "--rrf-k",
-        type=int,
-        default=DEFAULT_RRF_K,
-        help=f"RRF constant of hybrid (default {DEFAULT_RRF_K})",
-    )
-    beir.add_argument(
-        "--window-tokens",
-        type=int,
-        metavar="N",
-        default=DEFAULT_WINDOW_TOKENS,
-        help=f"model tokens per dense-window window (default {DEFAULT_WINDOW_TOKENS})",
-    )
-    beir.add_argument(
-        "--window-stride",
-        type=int,
-        metavar="N",
-        default=DEFAULT_WINDOW_STRIDE,
-        help=f"tokens between dense-window window starts (default {DEFAULT_WINDOW_STRIDE})",
-    )
-    beir.add_argument(
-        "--blend-weight",
-        type=float,
-        metavar="W",
-        default=DEFAULT_BLEND_WEIGHT,
-        help=(
-            "weight of bm25-tuned in blend; dense-window gets 1 - W "
-            f"(default {DEFAULT_BLEND_WEIGHT})"
-        ),
-    )
     beir.add_argument("--json", metavar="OUT", help="also write the result here")
     beir.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="doc-embedding cache (default <RCA_STATE_DIR>/cache/embeddings)",
+        help="embedding cache keyed by model and text (default <RCA_STATE_DIR>/cache/embeddings)",
     )
-    beir.add_argument("--no-cache", action="store_true", help="always re-embed the corpus")
+    beir.add_argument("--no-cache", action="store_true", help="keep embeddings in memory only")
     beir.set_defaults(handler=cmd_eval_beir)
