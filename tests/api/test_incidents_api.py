@@ -29,6 +29,20 @@ def test_create_returns_awaiting_review_with_evidence(shared_client: TestClient)
     assert shared_client.get(f"/api/incidents/{body['id']}").json()["rca"] == body["rca"]
 
 
+def test_the_reviewer_gets_the_diagnosis_and_the_rca_cites_the_incident(
+    shared_client: TestClient,
+) -> None:
+    body = create(shared_client)
+    diagnosis = body["diagnosis"]
+    assert diagnosis["abstained"] is False and diagnosis["leading"] == "CO-500"
+    leading = diagnosis["candidates"][0]
+    confirmed = {h["kind"]: h["evidence_ids"] for h in leading["confirmed"]}
+    assert confirmed["code"] == ["incident:error_code"]
+    assert any(i.startswith("incident:stack:") for i in confirmed["exception"])
+    cited = {c["id"] for claim in body["rca"]["hypotheses"][0]["claims"] for c in claim["evidence"]}
+    assert set(confirmed["exception"]) & cited
+
+
 def test_list_is_newest_first_filtered_and_paged(client: TestClient) -> None:
     first = create(client, message="first incident")
     second = create(client, message="second incident")
@@ -37,16 +51,29 @@ def test_list_is_newest_first_filtered_and_paged(client: TestClient) -> None:
     )
     listing = client.get("/api/incidents").json()
     assert [i["id"] for i in listing["items"]] == [second["id"], first["id"]]
-    assert listing["total"] == 2 and listing["limit"] == 50 and listing["offset"] == 0
+    assert listing["total"] == 2 and listing["limit"] == 50 and listing["next_cursor"] is None
+    assert listing["counts"]["approved"] == 1 and listing["counts"]["awaiting_review"] == 1
     pending = client.get("/api/incidents", params={"status": "awaiting_review"}).json()
     assert [i["id"] for i in pending["items"]] == [second["id"]]
-    paged = client.get("/api/incidents", params={"limit": 1, "offset": 1}).json()
-    assert [i["id"] for i in paged["items"]] == [first["id"]] and paged["total"] == 2
+    paged = client.get("/api/incidents", params={"limit": 1}).json()
+    assert [i["id"] for i in paged["items"]] == [second["id"]] and paged["total"] == 2
+    rest = client.get("/api/incidents", params={"limit": 1, "cursor": paged["next_cursor"]})
+    assert [i["id"] for i in rest.json()["items"]] == [first["id"]]
+    assert rest.json()["next_cursor"] is None
     assert listing["items"][1]["decided_by"] == "a"
 
 
 @pytest.mark.parametrize(
-    "params", [{"limit": 0}, {"limit": 201}, {"offset": -1}, {"status": "done"}]
+    "params",
+    [
+        {"limit": 0},
+        {"limit": 201},
+        {"cursor": "bm90IGEgY3Vyc29y"},
+        {"status": "done"},
+        {"sort": "random"},
+        {"since": "2026-01-02T00:00:00Z", "until": "2026-01-01T00:00:00Z"},
+        {"since": "yesterday"},
+    ],
 )
 def test_list_rejects_bad_paging(shared_client: TestClient, params: dict[str, Any]) -> None:
     response = shared_client.get("/api/incidents", params=params)

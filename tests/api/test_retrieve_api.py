@@ -242,3 +242,36 @@ def test_openapi_has_examples(client: TestClient) -> None:
     for name in ("RetrievalCreate", "RagContextPublic", "RagQueryCreate", "RagQueryPublic"):
         assert schemas[name]["examples"], name
     assert schemas["RagQueryCreate"]["properties"]["query"]["maxLength"] == 2000
+
+
+def test_retrieve_an_incident_with_the_one_query_builder(
+    engine: RetrievalEngine, kb_store: VectorStore
+) -> None:
+    from app.core.config import Settings
+    from app.rag.query import enriched_incident_query
+
+    app = make_app(engine)
+    app.state.settings = Settings(_env_file=None)
+    incident = {
+        "message": "service error",
+        "stack_trace": (
+            'File "/app/checkout_service.py", line 88, in apply_discount\n'
+            "ZeroDivisionError: division by zero"
+        ),
+    }
+    with TestClient(app) as test_client:
+        by_incident = retrieve(
+            test_client, incident=incident, collection_name=kb_store.collection_name
+        )
+        by_text = retrieve(
+            test_client,
+            query=enriched_incident_query(incident),
+            collection_name=kb_store.collection_name,
+        )
+        both = retrieve(
+            test_client, query="x", incident=incident, collection_name=kb_store.collection_name
+        )
+    assert by_incident.status_code == 200
+    assert by_incident.json()["context_chunks"] == by_text.json()["context_chunks"]
+    assert by_incident.json()["context_chunks"][0]["source_id"] == "CO-500"
+    assert both.status_code == 422

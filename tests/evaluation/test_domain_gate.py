@@ -1,8 +1,10 @@
-"""The quality gate: the product graph on the domain eval set must hold its measured bar.
+"""The quality gate: the product graph at default settings on the domain eval set.
 
-Thresholds (issue C/D): hit@1 ≥ 0.9, MRR ≥ 0.93, abstain F1 ≥ 0.85, citation precision ≥ 0.9,
-false-confidence rate ≤ 0.05, high-band coverage ≥ 0.5, checker P ≥ 0.9 and R ≥ 0.8.
-Raise them as quality rises (docs/architecture/retrieval-evaluation.md has the history).
+Scored on the product's answer — the RCA's first hypothesis and its final abstain decision —
+not on the retrieval rank (issue J, item 8): first-hypothesis hit@1 ≥ 0.95, abstain F1 ≥ 0.9,
+log-citation rate ≥ 0.9, false-confidence rate ≤ 0.02. Kept from before: citation precision
+≥ 0.9, high-band coverage ≥ 0.5, no whitelist drops, checker precision ≥ 0.9 and recall ≥ 0.8.
+docs/architecture/diagnosis-evaluation.md has the definitions and the history.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from typing import Any
 import pytest
 
 from app.core.config import PROJECT_ROOT, Settings
+from app.evaluation.cases import load_cases
 from app.evaluation.grounding import checker_scores, evaluate_with_grounding
-from app.evaluation.incidents import load_cases, unmet_thresholds
+from app.evaluation.incidents import unmet_thresholds
 from app.evaluation.product import graph_analyzer
 from app.rag.embedding import MiniLmEmbedder
 from app.rca.grounding import CitationChecker
@@ -31,18 +34,31 @@ def report(embedder: MiniLmEmbedder) -> dict[str, Any]:
     return result
 
 
-def test_retrieval_and_abstention_gate(report: dict[str, Any]) -> None:
-    assert unmet_thresholds(report, min_hit1=0.9, min_mrr=0.93, min_abstain_f1=0.85) == []
+def test_the_answer_gate(report: dict[str, Any]) -> None:
+    unmet = unmet_thresholds(
+        report,
+        min_hit1=0.95,
+        min_abstain_f1=0.9,
+        min_log_citation=0.9,
+        max_false_confidence=0.02,
+    )
+    misses = ", ".join(f"{m['id']} {m['expected']}->{m['got']}" for m in report["misses"])
+    assert unmet == [], f"{'; '.join(unmet)}; misses: {misses}"
 
 
 def test_grounding_gate(report: dict[str, Any]) -> None:
     assert report["citation_precision"] >= 0.9
-    assert report["false_confidence_rate"] <= 0.05
     assert report["high_band_coverage"] >= 0.5
     assert report["whitelist_drops"] == 0  # the extractive generator cites only what it saw
     assert report["checker_precision"] >= 0.9 and report["checker_recall"] >= 0.8
 
 
 def test_evidence_only_categories_are_found(report: dict[str, Any]) -> None:
-    for category in ("log_lines_only", "stack_trace_only", "noisy_logs"):
+    for category in (
+        "log_lines_only",
+        "stack_trace_only",
+        "noisy_logs",
+        "logs_decide",
+        "stack_decides",
+    ):
         assert report["by_category"][category]["hit@1"] >= 0.9, category

@@ -64,6 +64,9 @@ def test_any_valid_key_reads_the_state_and_only_admins_reload(client: TestClient
     }
     assert body["backend"] == "ephemeral" and body["reloading"] is False
     assert body["last_ingest"]["added"] == body["last_ingest"]["embedded"] == count > 10
+    families = {f["error_code"]: f for f in body["families"]}
+    assert families["PAY-408"]["services"][0] == "payment-service"
+    assert "ReadTimeout" in families["PAY-408"]["signals"]["exceptions"]
     assert body["last_ingest"]["files"] == 3 and body["last_ingest"]["finished_at"]
     for headers in (SUBMITTER, REVIEWER):
         denied = client.post("/api/knowledge/reload", headers=headers)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from tests.fakes import ScriptedChatModel
 from tests.rca.helpers import CHECKOUT_DOC_ID, FOREIGN_DOC_ID, draft_reply, make_input
@@ -33,9 +35,10 @@ async def test_valid_output_is_the_draft_with_computed_band_and_provenance() -> 
     assert rca.summary == "Checkout crashed dividing by zero."
     assert rca.cited_ids() == [CHECKOUT_DOC_ID, "incident:message"]
     assert rca.outcome is Outcome.ANALYSIS
-    # Similarity 0.5 without an error-code match is "medium"; the model's "high" is ignored.
-    assert rca.confidence is ConfidenceBand.MEDIUM
-    assert rca.hypotheses[0].confidence is ConfidenceBand.MEDIUM
+    # The band is the diagnosis' (exception, file and path confirmed by the incident), never
+    # the model's self-report (see test_band_follows_the_diagnosis_not_the_model).
+    assert rca.confidence is ConfidenceBand.HIGH
+    assert rca.hypotheses[0].confidence is ConfidenceBand.HIGH
     assert rca.provenance.generator == LABEL
     assert rca.provenance.prompt_version == PROMPT_VERSION
     assert rca.provenance.knowledge_version == "kb-test-1"
@@ -78,9 +81,9 @@ async def test_invalid_twice_fails_open_to_extractive_with_the_reason() -> None:
     reason = rca.provenance.fallback_reason or ""
     assert reason.startswith(f"{LABEL}: invalid output twice: ")
     assert "summary" in reason
-    # The extractive draft itself: the top doc's documented cause, band from retrieval.
+    # The extractive draft itself: the leading family's documented cause, band from the diagnosis.
     assert rca.hypotheses[0].error_code == "CO-500"
-    assert rca.confidence is ConfidenceBand.MEDIUM
+    assert rca.confidence is ConfidenceBand.HIGH
     assert rca.provenance.prompt_version == PROMPT_VERSION
 
 
@@ -134,11 +137,20 @@ async def test_no_docs_abstains() -> None:
 
 
 async def test_alternatives_are_at_most_low() -> None:
-    reply = draft_reply()
-    two = reply.replace('"hypotheses": [', '"hypotheses": [' + _alternative() + ", ", 1)
-    rca = await generator(two).generate(make_input())
+    reply = json.loads(draft_reply())
+    reply["hypotheses"].append(json.loads(_alternative()))
+    rca = await generator(json.dumps(reply)).generate(make_input())
 
-    assert [h.confidence for h in rca.hypotheses] == [ConfidenceBand.MEDIUM, ConfidenceBand.LOW]
+    assert [h.confidence for h in rca.hypotheses] == [ConfidenceBand.HIGH, ConfidenceBand.LOW]
+
+
+async def test_a_first_hypothesis_other_than_the_diagnosis_leader_is_at_most_low() -> None:
+    reply = draft_reply().replace('"hypotheses": [', '"hypotheses": [' + _alternative() + ", ", 1)
+    rca = await generator(reply).generate(make_input())
+
+    assert rca.hypotheses[0].error_code == "CH-502"
+    assert rca.confidence is ConfidenceBand.LOW
+    assert [f.kind for f in rca.hypotheses[0].flags] == ["no_incident_evidence"]
 
 
 async def test_unsupplied_ids_are_returned_unfiltered_by_the_generator() -> None:
@@ -167,3 +179,32 @@ async def test_any_invalid_reply_twice_fails_open(reply: str) -> None:
 
     assert rca.provenance.generator == "extractive"
     assert (rca.provenance.fallback_reason or "").startswith(f"{LABEL}: invalid output twice")
+
+
+async def test_band_follows_the_diagnosis_not_the_model() -> None:
+    # Only the prose speaks: nothing confirms the family, so the band is low whatever the
+    # model claims ("high" in the reply).
+    incident = {"message": "something is off with the shop"}
+    rca = await generator(draft_reply()).generate(make_input(incident))
+    assert rca.outcome is Outcome.ANALYSIS
+    assert rca.confidence is ConfidenceBand.LOW
+
+
+async def test_a_hypothesis_the_diagnosis_contradicts_is_flagged() -> None:
+    # The incident shows a read timeout; the model answers the division-by-zero family anyway.
+    incident = {
+        "message": "payments hang",
+        "logs": ["ERROR payment client: requests.exceptions.ReadTimeout after 30s"],
+    }
+    rca = await generator(draft_reply()).generate(make_input(incident))
+    kinds = [f.kind for f in rca.hypotheses[0].flags]
+    assert "contradicted" in kinds
+    assert rca.hypotheses[0].confidence is ConfidenceBand.LOW
+
+
+async def test_a_hypothesis_citing_nothing_from_the_incident_is_flagged() -> None:
+    rca = await generator(draft_reply(CHECKOUT_DOC_ID)).generate(make_input())
+    assert [f.kind for f in rca.hypotheses[0].flags] == ["no_incident_evidence"]
+    assert rca.confidence is ConfidenceBand.LOW
+    cited = await generator(draft_reply(CHECKOUT_DOC_ID, "incident:stack:3")).generate(make_input())
+    assert cited.hypotheses[0].flags == []

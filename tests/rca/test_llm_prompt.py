@@ -39,7 +39,19 @@ def test_prompt_lists_every_doc_and_incident_item_with_its_id() -> None:
         assert doc["content"].splitlines()[0] in text
     for item in data.incident_evidence:
         assert f'<item id="{item.id}">{item.text.strip()}</item>' in text
-    assert f"Allowed evidence ids: {CHECKOUT_DOC_ID}, {CHILLER_DOC_ID}, incident:message" in text
+    assert (
+        f"Allowed evidence ids: {CHECKOUT_DOC_ID}, {CHILLER_DOC_ID}, incident:service, "
+        "incident:event, incident:message" in text
+    )
+
+
+def test_prompt_carries_the_diagnosis_with_evidence_ids() -> None:
+    text = prompt_text()
+    block = text.split("<diagnosis>", 1)[1].split("</diagnosis>", 1)[0]
+    assert "decision: answer" in block
+    assert "- CO-500 CHECKOUT_SERVICE_CRASH" in block
+    assert "incident:stack:3" in block  # the ZeroDivisionError line confirms it
+    assert "CH-502" in block and "never lead with a family it" in text
 
 
 def test_prompt_states_the_rules() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.rag.packing import PackedContext, default_source_id
 from app.rag.retrieve import RankedDoc, Retrieval
@@ -46,8 +46,25 @@ class RankExplanationPublic(BaseModel):
         return cls.model_validate(doc.explanation())
 
 
+class RetrievalIncident(BaseModel):
+    """An incident to retrieve for: its search text is built by the one query builder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error_code: str | None = Field(default=None, max_length=200)
+    event: str | None = Field(default=None, max_length=500)
+    service: str | None = Field(default=None, max_length=200)
+    message: str | None = Field(default=None, max_length=20_000)
+    stack_trace: str | None = Field(default=None, max_length=100_000)
+    logs: list[str] | None = Field(default=None, max_length=1_000)
+
+
 class RetrievalCreate(BaseModel):
-    """A retrieval over a base collection and an optional per-user/team collection."""
+    """A retrieval over a base collection and an optional per-user/team collection.
+
+    Give either ``query`` (free text) or ``incident`` (its retrieval text is built by
+    ``app.rag.query``, exactly as for an incident the graph analyses).
+    """
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -62,7 +79,12 @@ class RetrievalCreate(BaseModel):
         }
     )
 
-    query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS, description="Free text.")
+    query: str | None = Field(
+        default=None, min_length=1, max_length=QUERY_MAX_CHARS, description="Free text."
+    )
+    incident: RetrievalIncident | None = Field(
+        default=None, description="An incident whose retrieval text is built for you."
+    )
     collection_name: str = Field(
         min_length=1, max_length=COLLECTION_NAME_MAX_CHARS, description="Base collection."
     )
@@ -73,7 +95,16 @@ class RetrievalCreate(BaseModel):
     )
     limit: int = Field(default=15, ge=1, le=50, description="Maximum chunks before packing.")
 
-    _check_query = field_validator("query")(_not_blank)
+    @field_validator("query")
+    @classmethod
+    def _check_query(cls, value: str | None) -> str | None:
+        return None if value is None else _not_blank(value)
+
+    @model_validator(mode="after")
+    def _query_or_incident(self) -> RetrievalCreate:
+        if (self.query is None) == (self.incident is None):
+            raise ValueError("give exactly one of 'query' or 'incident'")
+        return self
 
     def collection_names(self) -> list[str]:
         """The collections to search, base first."""

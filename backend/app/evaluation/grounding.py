@@ -3,10 +3,11 @@
 - ``citation_precision``: supported citations ÷ citations that passed the whitelist;
 - ``unsupported_claims``: claims left without a supported citation (count; ``…_rate`` too);
 - ``whitelist_drops``: cited ids that were never supplied;
-- ``false_confidence_rate``: in-domain cases banded ``high`` whose top family is wrong (or that
-  abstained) ÷ in-domain cases — target ≤ 0.05;
-- ``high_band_coverage``: correct top-1 cases banded ``high`` ÷ correct top-1 cases — target
-  ≥ 0.5, so "never say high" is no answer;
+- ``false_confidence_rate``: cases banded ``high`` that are not a correct answer (another family
+  than expected, any answer to an out-of-domain case, or an abstention) ÷ all cases — target
+  ≤ 0.02;
+- ``high_band_coverage``: cases whose first hypothesis is right and banded ``high`` ÷ cases whose
+  first hypothesis is right — target ≥ 0.5, so "never say high" is no answer;
 - ``checker_precision`` / ``checker_recall``: the citation checker's "supported" verdicts on the
   labelled pairs of ``data/eval/claims.jsonl``.
 """
@@ -18,13 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.evaluation.incidents import (
-    Analysis,
-    IncidentAnalyzer,
-    IncidentCase,
-    evaluate_incidents,
-    ratio,
-)
+from app.evaluation.cases import IncidentAnalyzer, IncidentCase
+from app.evaluation.incidents import incident_report, score_cases
+from app.evaluation.scoring import CaseResult, ratio
 from app.rca.grounding import CitationChecker, Support
 
 
@@ -50,14 +47,13 @@ def checker_scores(
     }
 
 
-def grounding_metrics(results: Sequence[tuple[IncidentCase, Analysis]]) -> dict[str, Any]:
-    """The grounding metrics over analysed cases (see the module docstring)."""
+def grounding_metrics(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """The grounding metrics over scored cases (see the module docstring)."""
     cited = supported = claims = unsupported_claims = drops = 0
-    in_domain = high_wrong = correct = correct_high = 0
-    for case, analysis in results:
-        rca = analysis.rca
+    for result in results:
+        rca = result.analysis.rca
         drops += len(rca.get("dropped_evidence_ids", []))
-        removed = len(rca.get("unsupported_citations", []))
+        cited += len(rca.get("unsupported_citations", []))
         for hypothesis in rca.get("hypotheses", []):
             for claim in hypothesis.get("claims", []):
                 claims += 1
@@ -65,40 +61,21 @@ def grounding_metrics(results: Sequence[tuple[IncidentCase, Analysis]]) -> dict[
                 supported += sum(1 for c in kept if c.get("support") == Support.SUPPORTED.value)
                 cited += len(kept)
                 unsupported_claims += 0 if claim.get("supported") else 1
-        cited += removed
-        if case.expected_error_code is None:
-            continue
-        in_domain += 1
-        high = rca.get("confidence") == "high"
-        top = analysis.ranked[0][0] if analysis.ranked else None
-        right = not analysis.abstained and top == case.expected_error_code
-        high_wrong += high and not right
-        correct += right
-        correct_high += right and high
+    correct = [r for r in results if r.in_domain and r.correct]
     return {
         "citation_precision": ratio(supported, cited),
         "citations": cited,
         "unsupported_claims": unsupported_claims,
         "unsupported_claim_rate": ratio(unsupported_claims, claims),
         "whitelist_drops": drops,
-        "false_confidence_rate": ratio(high_wrong, in_domain),
-        "high_band_coverage": ratio(correct_high, correct),
+        "false_confidence_rate": ratio(sum(r.false_confident for r in results), len(results)),
+        "high_band_coverage": ratio(sum(r.band == "high" for r in correct), len(correct)),
     }
 
 
 def evaluate_with_grounding(
     cases: Sequence[IncidentCase], analyzer: IncidentAnalyzer
 ) -> dict[str, Any]:
-    """The retrieval report of ``evaluate_incidents`` plus the grounding metrics."""
-    analysed: dict[str, Analysis] = {}
-
-    def remembering(incident: Mapping[str, Any]) -> Analysis:
-        ranked, abstained, rca = analyzer(incident)
-        result = Analysis(ranked, abstained, rca)
-        analysed[json.dumps(incident, sort_keys=True)] = result
-        return result
-
-    report = evaluate_incidents(cases, remembering)
-    pairs = [(c, analysed[json.dumps(c.incident, sort_keys=True)]) for c in cases]
-    report.update(grounding_metrics(pairs))
-    return report
+    """The report of ``evaluate_incidents`` plus the grounding metrics."""
+    results = score_cases(cases, analyzer)
+    return {**incident_report(results), **grounding_metrics(results)}

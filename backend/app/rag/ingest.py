@@ -4,11 +4,17 @@ The text file is the source of truth; the vector collection is derived state. En
 on a line ``---``, stripped, empty ones dropped and exact duplicates removed (first kept). A chunk's
 id is ``error-doc-`` + the first 16 hex characters of the sha256 of its text, so ids are stable
 across restarts and change exactly when the text changes.
+
+An entry may name the service it belongs to: ``Service: pos-api (aliases: pos, till-api)``
+becomes the metadata ``service`` (the canonical name) and ``services`` (a JSON list, canonical
+first). Every entry also carries its expected signals (``app.rag.signals``) as JSON under
+``signals``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 from collections.abc import Callable
@@ -16,12 +22,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.errors import KnowledgeBaseError
+from app.rag.signals import METADATA_KEY as SIGNALS_KEY
+from app.rag.signals import derive_signals, parse_service_line, signals_json
 
 logger = logging.getLogger(__name__)
 
 CHUNK_DELIMITER = "\n---\n"
 ID_PREFIX = "error-doc-"
-FIELDS = ("Error", "Component", "Symptoms", "Cause", "Evidence", "Solution", "Validation")
+FIELDS = (
+    "Error",
+    "Component",
+    "Service",
+    "Symptoms",
+    "Cause",
+    "Evidence",
+    "Solution",
+    "Validation",
+)
 #: ``CO-500``, ``PAY-408``, ``POS-503-PLU``: letters, then dash-separated parts.
 ERROR_CODE_RE = re.compile(r"^[A-Z]{2,6}(?:-[A-Z0-9]{2,12})+$")
 ERROR_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -125,6 +142,11 @@ def parse_error_docs(
         for key in FIELDS[1:]:
             if key in fields:
                 metadata[key.lower()] = fields[key]
+        services = parse_service_line(fields.get("Service", ""))
+        if services:
+            metadata["service"] = services[0]
+            metadata["services"] = json.dumps(services)
+        metadata[SIGNALS_KEY] = signals_json(derive_signals({**fields, "Code": code}, services))
         parsed.chunks.append(KnowledgeChunk(id=chunk_id(entry), text=entry, metadata=metadata))
     return parsed
 

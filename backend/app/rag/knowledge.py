@@ -30,10 +30,14 @@ from app.core.errors import Conflict
 from app.rag.embedding import Embedder
 from app.rag.ingest import ID_PREFIX as ERROR_DOC_PREFIX
 from app.rag.ingest import KnowledgeChunk, knowledge_version
+from app.rag.signals import doc_services, read_signals
 from app.rag.sources import configured_source, load_sources
 from app.rag.store import Progress, VectorStore, backend_kind, make_chroma_client
 
 logger = logging.getLogger(__name__)
+
+#: Families listed by ``GET /api/knowledge`` (the error docs; runbooks are sections, not families).
+MAX_LISTED_FAMILIES = 500
 
 
 @dataclass
@@ -249,7 +253,7 @@ class KnowledgeBase:
                 self._reload_lock.release()
 
     def describe(self) -> dict[str, Any]:
-        """The collections of this backend with their counts, the model and the last ingest."""
+        """Collections with counts, the model, the last ingest, the families and their signals."""
         client = self.store.client
         collections = []
         for collection in client.list_collections():
@@ -269,7 +273,25 @@ class KnowledgeBase:
             "collections": collections,
             "reloading": self.reloading,
             "last_ingest": self.report.as_dict(),
+            "families": self.families(),
         }
+
+    def families(self, limit: int = MAX_LISTED_FAMILIES) -> list[dict[str, Any]]:
+        """Error-doc chunks with their services and expected signals, in code order."""
+        rows = [
+            {
+                "id": chunk_id,
+                "error_code": meta.get("error_code"),
+                "error_name": meta.get("error_name"),
+                "source": meta.get("source"),
+                "services": doc_services(meta),
+                "signals": read_signals(meta),
+            }
+            for chunk_id, meta in self.store.metadatas().items()
+            if chunk_id.startswith(ERROR_DOC_PREFIX)
+        ]
+        rows.sort(key=lambda r: (str(r["error_code"] or ""), r["id"]))
+        return rows[:limit]
 
 
 def build_knowledge_base(

@@ -10,15 +10,25 @@ single word longer than the window is left over-long, and that is reported as a 
 Ids are ``runbook-`` + the first 16 hex characters of the sha256 of the chunk text, exactly like
 error docs. A chunk gets an ``error_code`` only when its section (heading path and body) names
 exactly one code, so the engine's error-code boost applies to runbooks written for one family.
+
+A runbook may open with front matter between ``---`` lines: ``service: payment-service`` or
+``services: [payment-service, payments]`` names the services it applies to (metadata
+``service`` and ``services``, as for an error doc's ``Service:`` line), and ``exceptions:``,
+``statuses:``, ``paths:``, ``files:``, ``identifiers:``, ``phrases:`` declare expected signals
+beyond those derived from each section's text (``app.rag.signals``, metadata ``signals``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.rag.ingest import KnowledgeChunk, ParsedKnowledge, chunk_id
+from app.rag.signals import KINDS as SIGNAL_KINDS
+from app.rag.signals import METADATA_KEY as SIGNALS_KEY
+from app.rag.signals import derive_signals, parse_service_line, signals_json, split_list
 
 ID_PREFIX = "runbook-"
 KIND = "runbook"
@@ -28,6 +38,45 @@ _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 #: so ordinary hyphenated words in capitals do not count.
 _CODE_RE = re.compile(r"(?<![A-Za-z0-9-])[A-Z]{2,6}(?:-[A-Z0-9]{2,12})+(?![A-Za-z0-9-])")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
+_FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(?P<body>.*?\n)---[ \t]*(?:\n|\Z)", re.DOTALL)
+_FRONT_KEY_RE = re.compile(r"^(?P<key>[A-Za-z_]+)\s*:\s*(?P<value>.*)$")
+
+
+@dataclass
+class FrontMatter:
+    """What a runbook's front matter declares: its services and extra expected signals."""
+
+    services: list[str] = field(default_factory=list)
+    signals: dict[str, list[str]] = field(default_factory=dict)
+
+
+def split_front_matter(text: str) -> tuple[FrontMatter, str]:
+    """The front matter and the text after it (blank lines in its place keep line numbers).
+
+    Args:
+        text: The Markdown source.
+
+    Returns:
+        The declarations (empty when there is no front matter) and the remaining text.
+    """
+    normalised = text.replace("\r\n", "\n")
+    match = _FRONT_MATTER_RE.match(normalised)
+    if match is None:
+        return FrontMatter(), normalised
+    front = FrontMatter()
+    for line in match.group("body").splitlines():
+        pair = _FRONT_KEY_RE.match(line.strip())
+        if pair is None:
+            continue
+        key, value = pair.group("key").lower(), pair.group("value")
+        if key in ("service", "services"):
+            for item in split_list(value):
+                front.services.extend(parse_service_line(item))
+        elif key in SIGNAL_KINDS:
+            front.signals[key] = split_list(value)
+    blank = "\n" * match.group(0).count("\n")
+    return front, blank + normalised[match.end() :]
+
 
 TokenCounter = Callable[[str], int]
 
@@ -194,6 +243,8 @@ def parse_runbook(
     parsed = ParsedKnowledge()
     seen: set[str] = set()
     title = source.rsplit("/", 1)[-1].removesuffix(".md")
+    front, text = split_front_matter(text)
+    services = list(dict.fromkeys(front.services))
     for section in split_sections(text, title):
         blocks = paragraphs(section.body)
         if not blocks:
@@ -230,5 +281,11 @@ def parse_runbook(
             }
             if code:
                 metadata["error_code"] = code
+            if services:
+                metadata["service"] = services[0]
+                metadata["services"] = json.dumps(services)
+            metadata[SIGNALS_KEY] = signals_json(
+                derive_signals({"Evidence": piece}, services, front.signals)
+            )
             parsed.chunks.append(KnowledgeChunk(id=identifier, text=chunk_text, metadata=metadata))
     return parsed

@@ -1,5 +1,20 @@
 """The confidence band, derived from evidence and never from a model's self-report.
 
+The band of a diagnosed incident (``diagnosis_band``) follows the diagnosis
+(``app.rca.diagnosis``): what the incident's own evidence confirms, what contradicts it, and
+the margin to the runner-up.
+
+- ``insufficient``: the diagnosis abstained;
+- ``high``: nothing contradicts the leading family, its score leads the best other offered
+  candidate by at least ``high_margin``, and either the error code from the evidence confirms
+  it, or at least ``high_specific`` confirmations from non-routine evidence do: distinct kinds
+  of specific signal (service, path, file, identifier, exception, phrase), the exact expected
+  HTTP status counting as one more (never alone);
+- ``medium``: at least one specific signal confirms it and nothing contradicts it; or it rests
+  on similarity alone with similarity >= ``strong`` and a family margin >= ``margin``;
+- ``low``: anything else (similarity only, or only generic signals such as a status class).
+
+The retrieval-only rule below (``confidence_band``) remains for drafts without a diagnosis.
 Rule (inputs are what retrieval and the incident show):
 - ``insufficient`` when retrieval is low-confidence or no doc was retrieved;
 - ``high`` when the incident carries the top doc's exact error code and the top doc clears the
@@ -14,9 +29,12 @@ Thresholds are tuned on the domain eval (``rca eval incidents``) and recorded in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.rca.schema import ConfidenceBand
+
+if TYPE_CHECKING:
+    from app.rca.diagnosis import Diagnosis
 
 
 @dataclass(frozen=True)
@@ -26,6 +44,9 @@ class BandThresholds:
     strong: float = 0.6
     moderate: float = 0.45
     margin: float = 0.08
+    #: Distinct specific signal kinds and score margin a ``high`` diagnosis needs.
+    high_specific: int = 2
+    high_margin: float = 0.2
 
 
 def normalise_code(code: str | None) -> str:
@@ -66,6 +87,47 @@ def confidence_band(
     if similarity >= thresholds.strong and margin >= thresholds.margin:
         return ConfidenceBand.HIGH
     if similarity >= thresholds.moderate or margin >= thresholds.margin:
+        return ConfidenceBand.MEDIUM
+    return ConfidenceBand.LOW
+
+
+def diagnosis_band(
+    diagnosis: Diagnosis,
+    docs: list[dict[str, Any]] | None = None,
+    thresholds: BandThresholds = BandThresholds(),
+) -> ConfidenceBand:
+    """The band the diagnosis supports (rules in the module docstring).
+
+    Args:
+        diagnosis: The diagnosis of this run.
+        docs: The retrieved docs (for the family margin of a similarity-only answer).
+        thresholds: The band thresholds.
+
+    Returns:
+        The band.
+    """
+    leading = diagnosis.leading
+    if leading is None:
+        return ConfidenceBand.INSUFFICIENT
+    runner = diagnosis.runner_up()
+    margin = leading.score - runner.score if runner is not None else leading.score
+    specific = leading.specific()
+    if leading.contradicted:
+        return ConfidenceBand.LOW
+    # The exact expected status counts as a second, independent confirmation of a specific one.
+    exact_status = any(h.kind == "status" and not h.weak for h in leading.confirmed)
+    confirmations = len(specific) + int(exact_status)
+    if margin >= thresholds.high_margin and (
+        "code" in specific or (specific and confirmations >= thresholds.high_specific)
+    ):
+        return ConfidenceBand.HIGH
+    if specific:
+        return ConfidenceBand.MEDIUM
+    if (
+        not leading.confirmed
+        and leading.similarity >= thresholds.strong
+        and family_margin(docs or []) >= thresholds.margin
+    ):
         return ConfidenceBand.MEDIUM
     return ConfidenceBand.LOW
 

@@ -22,6 +22,7 @@ from app.rca.confidence import diagnosis_band
 from app.rca.diagnosis import NO_HISTORY, Candidate, Diagnosis, diagnose
 from app.rca.evidence import describe_frame, failure_location
 from app.rca.explain import cited_incident_ids, evidence_claims, for_and_against, missing_evidence
+from app.rca.flags import hypothesis_flags
 from app.rca.prompts import PROMPT_VERSION
 from app.rca.schema import (
     Citation,
@@ -319,17 +320,18 @@ def _alternatives(
         doc = docs_by_id[candidate.doc_id]
         meta = doc.get("metadata", {})
         claims = _doc_claims(doc, None)[-1:] + evidence_claims(candidate, texts, limit=2)
+        alternative = Hypothesis(
+            statement=clip(
+                f"Alternative: {candidate.key} {meta.get('error_name', '')} — "
+                f"{meta.get('cause', '')} ({for_and_against(candidate)})",
+                4000,
+            ),
+            error_code=candidate.error_code,
+            claims=claims,
+            confidence=ConfidenceBand.LOW,
+        )
         out.append(
-            Hypothesis(
-                statement=clip(
-                    f"Alternative: {candidate.key} {meta.get('error_name', '')} — "
-                    f"{meta.get('cause', '')} ({for_and_against(candidate)})",
-                    4000,
-                ),
-                error_code=candidate.error_code,
-                claims=claims,
-                confidence=ConfidenceBand.LOW,
-            )
+            alternative.model_copy(update={"flags": hypothesis_flags(alternative, diagnosis)})
         )
     return out
 

@@ -60,6 +60,20 @@ class Claim(BaseModel):
     support: str | None = None
 
 
+class Flag(BaseModel):
+    """A warning for the reviewer: e.g. a hypothesis the diagnosis contradicts.
+
+    ``kind`` is one of ``contradicted`` (the diagnosis contradicts the hypothesis),
+    ``no_incident_evidence`` (it cites nothing from the incident) or ``not_diagnosed`` (its
+    family is not among the diagnosed candidates).
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    kind: str = Field(min_length=1, max_length=64)
+    message: str = Field(default="", max_length=1000)
+
+
 class Hypothesis(BaseModel):
     """A candidate root cause with its claims."""
 
@@ -69,6 +83,8 @@ class Hypothesis(BaseModel):
     error_code: str | None = None
     claims: list[Claim] = Field(default_factory=list, max_length=20)
     confidence: ConfidenceBand = ConfidenceBand.LOW
+    #: Set by the product (never taken from a model's reply): see ``Flag``.
+    flags: list[Flag] = Field(default_factory=list, max_length=10)
 
 
 class Provenance(BaseModel):
@@ -102,6 +118,8 @@ class Rca(RcaDraft):
     outcome: Outcome = Outcome.ANALYSIS
     confidence: ConfidenceBand = ConfidenceBand.LOW
     provenance: Provenance = Field(default_factory=Provenance)
+    #: Draft-level flags for the reviewer (see ``Flag``).
+    flags: list[Flag] = Field(default_factory=list, max_length=20)
 
     def cited_ids(self) -> list[str]:
         """Every evidence id cited anywhere, in order of first appearance."""

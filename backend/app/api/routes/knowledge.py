@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.api.deps import AdminDep, RetrievalEngineDep, SubmitterDep
 from app.core.errors import (
@@ -69,6 +69,17 @@ class IngestPublic(BaseModel):
         return cls.model_validate(report.as_dict())
 
 
+class FamilyPublic(BaseModel):
+    """One error-doc family: its services and the signals derived from it at ingest."""
+
+    id: str
+    error_code: str | None = None
+    error_name: str | None = None
+    source: str | None = None
+    services: list[str] = Field(default_factory=list)
+    signals: dict[str, list[str]] = Field(default_factory=dict)
+
+
 class KnowledgePublic(BaseModel):
     """The knowledge base: its collection, backend, model, all collections and the last ingest."""
 
@@ -78,6 +89,10 @@ class KnowledgePublic(BaseModel):
     collections: list[CollectionPublic]
     reloading: bool
     last_ingest: IngestPublic
+    families: list[FamilyPublic] = Field(
+        default_factory=list,
+        description="Error-doc families with their services and expected signals (first 500)",
+    )
 
 
 def get_knowledge(request: Request) -> KnowledgeBase:

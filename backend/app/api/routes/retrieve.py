@@ -10,15 +10,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from app.api.deps import RetrievalEngineDep
+from app.api.deps import RetrievalEngineDep, get_app_settings
 from app.api.retrieval_schemas import (
     RagContextPublic,
     RagQueryCreate,
     RagQueryPublic,
     RetrievalCreate,
 )
+from app.runtime import intake_settings, query_builder
 
 router = APIRouter(tags=["retrieval"])
 
@@ -43,10 +44,21 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
         **_RESPONSES,
     },
 )
-def retrieve(body: RetrievalCreate, engine: RetrievalEngineDep) -> RagContextPublic:
-    """Ranked context chunks from the base and optional user collection, under a token budget."""
-    retrieval = engine.retrieve_collections(body.query, body.collection_names(), body.limit)
-    packed = engine.pack_context(body.query, retrieval.docs)
+def retrieve(
+    body: RetrievalCreate, engine: RetrievalEngineDep, request: Request
+) -> RagContextPublic:
+    """Ranked context chunks from the base and optional user collection, under a token budget.
+
+    An ``incident`` instead of a ``query`` is turned into search text by the one query builder
+    (``app.rag.query``), the same text the ``rag`` node searches with.
+    """
+    if body.incident is not None:
+        build = query_builder(intake_settings(get_app_settings(request)))
+        query = build(body.incident.model_dump(exclude_none=True))
+    else:
+        query = body.query or ""
+    retrieval = engine.retrieve_collections(query, body.collection_names(), body.limit)
+    packed = engine.pack_context(query, retrieval.docs)
     return RagContextPublic.from_results(retrieval, packed)
 
 

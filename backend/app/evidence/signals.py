@@ -1,0 +1,317 @@
+"""Signals: the checkable facts in a text, and those an incident shows, each with its evidence id.
+
+One set of extractors serves both sides of the diagnosis: a knowledge doc's fields give the
+signals that would confirm its family (``app.rag.signals``), and every piece of an incident
+gives the signals it shows (``observe_incident``). Kinds:
+
+- ``exception``: exception type names (``ZeroDivisionError``; a dotted name counts by its last
+  part, so ``requests.exceptions.ReadTimeout`` is ``ReadTimeout``);
+- ``status`` / ``status_class``: HTTP error statuses (4xx and 5xx) and their class (``5xx``),
+  also when written as the reason phrase (``Bad Gateway``);
+- ``path``: endpoint paths (``/checkout``; digits in a segment do not count, they are ids);
+- ``file``: source file names (``checkout_service.py``);
+- ``identifier``: snake_case code identifiers (``apply_discount``);
+- ``code``: error codes (``PAY-408``);
+- ``phrase``: a distinctive phrase, matched word by word (``QueuePool limit reached`` matches
+  ``QueuePool limit of size 10 overflow 5 reached``; numbers match any number).
+
+Every observation names the incident evidence it came from: ``incident:service``,
+``incident:error_code``, ``incident:event``, ``incident:message``, ``incident:stack:N``,
+``incident:log:N`` (1-based), ``incident:note:N`` (a reviewer's note added on re-analysis,
+read like the message: prose) or a collected item's id. A log line at INFO level or below is
+``weak``: routine lines are noise, so what they show counts for less.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+from app.evidence.parse import parse_incident
+from app.evidence.patterns import (
+    DEFAULT_ERROR_CODE_PATTERNS,
+    EXCEPTION_TYPE_RE,
+    INFO_LEVELS,
+    LEVEL_LOWER_RE,
+    LEVEL_RE,
+    find_error_codes,
+    find_http_statuses,
+    unique,
+)
+from app.evidence.sources.signals import metric_signals
+
+EXCEPTION = "exception"
+STATUS = "status"
+STATUS_CLASS = "status_class"
+PATH = "path"
+FILE = "file"
+IDENTIFIER = "identifier"
+CODE = "code"
+SERVICE = "service"
+PHRASE = "phrase"
+
+#: Where an observation came from; ``message`` is the reporter's own words (prose).
+FIELD, MESSAGE, STACK, LOG, COLLECTED = "field", "message", "stack", "log", "collected"
+
+_PHRASE_TO_STATUS = {
+    s.phrase.lower(): s.value for s in HTTPStatus if 400 <= s.value < 600 and s.phrase
+}
+_STATUS_PHRASE_RE = re.compile(
+    r"\b("
+    + "|".join(re.escape(p) for p in sorted(_PHRASE_TO_STATUS, key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+#: A bare 4xx/5xx number that is not part of a code, path, version, key=value or quantity.
+_BARE_STATUS_RE = re.compile(
+    r"(?<![\w./:=#*$,-])(?P<code>[45]\d\d)(?![\w/=%-]|\.\d|,\d|\s*(?:ms|s|items?|records?|lines?|"
+    r"bytes|reads|messages|rows|orders?|users?|employees?)\b)"
+)
+_STATUS_PAIR_RE = re.compile(r"\b([45]\d\d)/(?=[45]\d\d\b)")
+_PATH_RE = re.compile(r"(?<![\w.:/\\-])(/[A-Za-z][\w.-]*(?:/[\w.{}\[\]-]+)*)")
+_URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://(?P<host>[A-Za-z0-9-]+)[^\s\"'<>)]*")
+_FILE_RE = re.compile(
+    r"(?<![\w.-])(?:[\w-]+/)*(?P<name>[\w-]+\.(?:py|java|kt|go|js|ts|rb|cs|php|scala))\b"
+)
+_IDENTIFIER_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])")
+#: ``EXCEPTION_TYPE_RE`` without its message part, so every exception of a line is found.
+_EXCEPTION_NAME_RE = re.compile(EXCEPTION_TYPE_RE.pattern.split("(?::")[0])
+_WORD_RE = re.compile(r"[A-Za-z]+|\d+")
+
+
+def exception_types(text: str) -> list[str]:
+    """Exception type names in ``text`` (last dotted part), in order, without repeats."""
+    return unique(m.group("type").rsplit(".", 1)[-1] for m in _EXCEPTION_NAME_RE.finditer(text))
+
+
+def statuses(text: str, *, bare: bool = True) -> list[int]:
+    """HTTP error statuses in ``text``: as logs write them, as reason phrases, and bare numbers.
+
+    Args:
+        text: Any text.
+        bare: Also count a lone 4xx/5xx number (``-> 422:``, ``408/504``, ``(503)``).
+
+    Returns:
+        The statuses, in order of appearance, without repeats.
+    """
+    found = [(0, code) for code in find_http_statuses(text)]
+    found += [
+        (m.start(), _PHRASE_TO_STATUS[m.group(1).lower()]) for m in _STATUS_PHRASE_RE.finditer(text)
+    ]
+    if bare:
+        spaced = _STATUS_PAIR_RE.sub(r"\1 ", text)  # "408/504" names two statuses
+        found += [(m.start(), int(m.group("code"))) for m in _BARE_STATUS_RE.finditer(spaced)]
+    return unique(code for _, code in sorted(found, key=lambda pair: pair[0]))
+
+
+def status_class(status: int | str) -> str:
+    """``5xx`` for 503."""
+    return f"{str(status)[0]}xx"
+
+
+def paths(text: str) -> list[str]:
+    """Endpoint paths, lower-cased, trailing slash and query dropped; URL paths included."""
+    found: list[str] = []
+    for match in _PATH_RE.finditer(_URL_RE.sub(_url_path, text)):
+        path = match.group(1).split("?", 1)[0].rstrip("/.").lower()
+        if len(path) > 1 and not _FILE_RE.fullmatch(path.lstrip("/")):
+            found.append(path)
+    return unique(found)
+
+
+def _url_path(match: re.Match[str]) -> str:
+    """A URL reduced to its path, so ``http://host:8080/v1/x`` yields ``/v1/x``."""
+    rest = match.group(0).split("://", 1)[1]
+    slash = rest.find("/")
+    return " " + rest[slash:] if slash >= 0 else " "
+
+
+def path_matches(expected: str, observed: str) -> bool:
+    """Whether ``observed`` is the endpoint ``expected``: equal, ignoring id segments."""
+
+    def shape(path: str) -> list[str]:
+        return [s for s in path.split("/") if s and not any(ch.isdigit() for ch in s)]
+
+    return shape(expected) == shape(observed) and bool(shape(expected))
+
+
+def url_hosts(text: str) -> list[str]:
+    """Host names of URLs in ``text`` (first label, lower-cased): ``plu-service`` etc."""
+    return unique(m.group("host").lower() for m in _URL_RE.finditer(text))
+
+
+def files(text: str) -> list[str]:
+    """Source file names (base name, lower-cased)."""
+    return unique(m.group("name").lower() for m in _FILE_RE.finditer(text))
+
+
+def identifiers(text: str) -> list[str]:
+    """snake_case identifiers that are not file names."""
+    names = set(files(text))
+    stems = {n.rsplit(".", 1)[0] for n in names}
+    return unique(m.group(0) for m in _IDENTIFIER_RE.finditer(text) if m.group(0) not in stems)
+
+
+def words(text: str) -> tuple[str, ...]:
+    """Lower-cased words with every number as ``#``: what phrases are matched on."""
+    return tuple("#" if w.isdigit() else w.lower() for w in _WORD_RE.findall(text))
+
+
+def contains_phrase(haystack: Sequence[str], phrase: Sequence[str]) -> bool:
+    """Whether the words of ``phrase`` occur in ``haystack`` in order (gaps allowed)."""
+    if not phrase:
+        return False
+    position = 0
+    for word in haystack:
+        if word == phrase[position]:
+            position += 1
+            if position == len(phrase):
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class EvidenceText:
+    """One citable piece of an incident as the diagnosis reads it."""
+
+    id: str
+    text: str
+    source: str
+    weak: bool = False
+    words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One signal one piece of evidence shows."""
+
+    kind: str
+    value: str
+    evidence_id: str
+    source: str
+    weak: bool = False
+
+
+@dataclass
+class IncidentSignals:
+    """Everything observed in one incident."""
+
+    items: list[EvidenceText] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+    #: The structured ``service`` field, lower-cased; None when absent.
+    service: str | None = None
+    #: The one service the log records name, when the causal record names it (lower-cased).
+    inferred_service: str | None = None
+
+    def of(self, kind: str) -> list[Observation]:
+        """The observations of one kind, in evidence order."""
+        return [o for o in self.observations if o.kind == kind]
+
+    def values(self, kind: str, *, include_weak: bool = True) -> set[str]:
+        """The distinct values of one kind (weak ones optionally left out)."""
+        return {o.value for o in self.of(kind) if include_weak or not o.weak}
+
+
+def _is_weak(line: str) -> bool:
+    match = LEVEL_RE.search(line[:80]) or LEVEL_LOWER_RE.search(line[:80])
+    return match is not None and match.group("level").upper() in INFO_LEVELS
+
+
+def incident_texts(
+    incident: Mapping[str, Any], collected: Iterable[Mapping[str, Any]] = ()
+) -> list[EvidenceText]:
+    """The incident's citable pieces in a stable order, with their source and weakness.
+
+    Args:
+        incident: An incident as ``IncidentCreate`` fields.
+        collected: Collected items (``CollectedItem.as_dict``), cited by their own ids.
+
+    Returns:
+        Structured fields, message, stack lines, log lines (1-based), reviewer notes, then
+        collected items.
+    """
+    items: list[EvidenceText] = []
+    for name in ("service", "error_code", "event"):
+        value = str(incident.get(name) or "").strip()
+        if value:
+            items.append(EvidenceText(f"incident:{name}", value, FIELD))
+    message = str(incident.get("message") or "").strip()
+    if message:
+        items.append(EvidenceText("incident:message", message, MESSAGE))
+    for number, line in enumerate(str(incident.get("stack_trace") or "").splitlines(), start=1):
+        if line.strip():
+            items.append(EvidenceText(f"incident:stack:{number}", line.rstrip(), STACK))
+    for number, line in enumerate(incident.get("logs") or [], start=1):
+        text = str(line).rstrip()
+        if text.strip():
+            items.append(EvidenceText(f"incident:log:{number}", text, LOG, _is_weak(text)))
+    for number, note in enumerate(incident.get("reviewer_notes") or [], start=1):
+        if str(note).strip():
+            items.append(EvidenceText(f"incident:note:{number}", str(note).strip(), MESSAGE))
+    for item in collected:
+        lines = [str(x.get("text", "")) for x in item.get("lines") or [] if x.get("text")]
+        text = "\n".join([str(item.get("summary") or ""), *lines]).strip()
+        level = str((item.get("facts") or {}).get("level") or "")
+        weak = item.get("kind") == "log" and level.upper() in INFO_LEVELS
+        if text and item.get("id"):
+            items.append(EvidenceText(str(item["id"]), text, COLLECTED, weak))
+    return [EvidenceText(i.id, i.text, i.source, i.weak, words(i.text)) for i in items]
+
+
+def observe_incident(
+    incident: Mapping[str, Any],
+    collected: Iterable[Mapping[str, Any]] = (),
+    patterns: Sequence[str] = DEFAULT_ERROR_CODE_PATTERNS,
+) -> IncidentSignals:
+    """The signals of every piece of an incident, each tied to its evidence id.
+
+    Services and phrases depend on what the knowledge base names, so they are matched by the
+    diagnosis against the pieces (``items``); everything else is extracted here.
+
+    Args:
+        incident: An incident as ``IncidentCreate`` fields.
+        collected: Collected items (metric series, log records).
+        patterns: Error-code regular expressions.
+
+    Returns:
+        The pieces and their observations.
+    """
+    items = incident_texts(incident, collected)
+    observations: list[Observation] = []
+    for item in items:
+
+        def see(kind: str, values: Iterable[object], item: EvidenceText = item) -> None:
+            observations.extend(
+                Observation(kind, str(v), item.id, item.source, item.weak) for v in values
+            )
+
+        if item.id == "incident:service":
+            continue
+        if item.id == "incident:error_code":
+            see(CODE, [item.text.strip().upper()])
+            continue
+        codes = find_error_codes(item.text, patterns)
+        see(CODE, codes)
+        see(EXCEPTION, exception_types(item.text))
+        found = statuses(item.text, bare=item.source != MESSAGE)
+        see(STATUS, found)
+        see(STATUS_CLASS, unique(status_class(s) for s in found))
+        see(PATH, paths(item.text))
+        see(FILE, files(item.text))
+        see(IDENTIFIER, identifiers(item.text))
+    observations += [Observation(*m, COLLECTED) for m in metric_signals(collected)]
+    service = str(incident.get("service") or "").strip().lower() or None
+    causal = parse_incident(incident, patterns)
+    # Only an unambiguous reporter: the one service the records name, on the causal line.
+    only = causal.services[0] if len(set(causal.services)) == 1 else None
+    inferred = (
+        only.lower()
+        if only and causal.source != "message" and only in (causal.causal_line or "")
+        else None
+    )
+    return IncidentSignals(
+        items=items, observations=observations, service=service, inferred_service=inferred
+    )

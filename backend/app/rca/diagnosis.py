@@ -1,0 +1,262 @@
+"""Differential diagnosis: weigh the incident's own evidence against every retrieved family.
+
+For each retrieved family (docs grouped by ``error_code``; a runbook without one stands alone)
+the diagnosis compares the family's expected signals (``app.rag.signals``, derived at ingest)
+with what the incident shows (``app.evidence.signals``) and records:
+
+- ``confirmed``: expected signals the incident shows, with the evidence ids showing them;
+- ``contradicted``: the incident shows something else where the family expects one thing --
+  another service (``component``), another source file, another exception type, another
+  HTTP status class, another error code in the evidence;
+- ``missing``: expected signals not observed;
+- ``hints``: an error code typed only in the reporter's prose. A hint adds a little, never
+  counts as support and never outweighs a contradiction (``why`` says where a code came from).
+
+Score (documented in docs/architecture/grounding.md)::
+
+    score = similarity + 0.1 / retrieval_rank
+            + sum(weight(kind) * strength) - sum(penalty(kind)) + hints
+
+``similarity`` is the doc's dense cosine; ``retrieval_rank`` the family's place in the
+retrieved order (after the service boost); ``strength``
+is 1, or 0.5 when the only evidence is a routine (INFO) log line; each kind counts once except
+phrases, whose weight grows with how distinctive their words are among the candidates. A
+candidate **contradicted on its component** (the incident's service belongs to another system
+and nothing in the evidence names this family's service; or the trace runs through other
+files) with no confirmed component signal (service, path, file, identifier, or the error code
+from the evidence) **is not offered**. The final decision: answer with the best offered
+candidate when it has confirmed support and no contradiction; with retrieval similarity alone
+when the incident shows nothing either way and the retrieval gate passed; otherwise abstain
+(``similar symptoms in a system the knowledge base does not cover``) -- even when similarity
+cleared the floor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS
+from app.evidence.signals import (
+    CODE,
+    EXCEPTION,
+    FILE,
+    IDENTIFIER,
+    PATH,
+    PHRASE,
+    SERVICE,
+    STATUS,
+    STATUS_CLASS,
+    IncidentSignals,
+    observe_incident,
+    words,
+)
+from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
+from app.rca.matching import (
+    WEAK_STRENGTH,
+    MatchContext,
+    dedupe,
+    families,
+    missing_signals,
+    weigh_codes,
+    weigh_identifiers,
+    weigh_paths,
+    weigh_phrases,
+    weigh_services,
+    weigh_set,
+    weigh_statuses,
+)
+
+__all__ = ["SPECIFIC_KINDS", "Candidate", "Diagnosis", "SignalHit", "diagnose"]
+
+#: Confirmed-signal weights; each kind counts once (phrases: see ``app.rca.matching``).
+WEIGHTS = {
+    CODE: 1.0,
+    SERVICE: 0.3,
+    FILE: 0.3,
+    EXCEPTION: 0.3,
+    IDENTIFIER: 0.2,
+    PATH: 0.2,
+    STATUS: 0.15,
+    STATUS_CLASS: 0.05,
+}
+#: Penalties of contradicted kinds.
+PENALTIES = {CODE: 0.6, SERVICE: 0.4, FILE: 0.3, EXCEPTION: 0.3, STATUS_CLASS: 0.3}
+#: What a code typed only in the prose adds.
+HINT_WEIGHT = 0.1
+#: Retrieval's own order counts too: ``RANK_WEIGHT / retrieval rank`` is added to the score.
+RANK_WEIGHT = 0.1
+COMPONENT_KINDS = frozenset({SERVICE, PATH, FILE, IDENTIFIER})
+NOT_COVERED = "similar symptoms in a system the knowledge base does not cover"
+NO_HISTORY = "no similar history in the knowledge base"
+NO_SUPPORT = "no candidate has confirmed, uncontradicted support in the incident's evidence"
+
+
+@dataclass
+class Diagnosis:
+    """Every candidate ranked, and the final decision."""
+
+    candidates: list[Candidate]
+    abstained: bool
+    reason: str
+    retrieval_low_confidence: bool
+    #: ``evidence`` (confirmed support), ``similarity`` (nothing either way) or ``abstain``.
+    basis: str = "abstain"
+
+    @property
+    def leading(self) -> Candidate | None:
+        """The probable cause offered, None when abstaining."""
+        return None if self.abstained or not self.candidates else self.candidates[0]
+
+    def runner_up(self) -> Candidate | None:
+        """The best other offered candidate."""
+        others = [c for c in self.candidates[1:] if c.offered]
+        return others[0] if others else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain, JSON-serialisable form (state key ``diagnosis``)."""
+        leading = self.leading
+        return {
+            "abstained": self.abstained,
+            "basis": self.basis,
+            "reason": self.reason,
+            "verdict": self.reason if self.abstained else None,
+            "leading": leading.key if leading else None,
+            "retrieval_low_confidence": self.retrieval_low_confidence,
+            "candidates": [c.as_dict() for c in self.candidates],
+        }
+
+
+def _score(cand: Candidate, phrase_weight: float) -> float:
+    best: dict[str, float] = {}
+    for hit in cand.confirmed:
+        if hit.kind == PHRASE:
+            continue
+        strength = WEAK_STRENGTH if hit.weak else 1.0
+        best[hit.kind] = max(best.get(hit.kind, 0.0), WEIGHTS.get(hit.kind, 0.0) * strength)
+    if STATUS in best:
+        best.pop(STATUS_CLASS, None)
+    penalty = sum(PENALTIES.get(k, 0.0) for k in {h.kind for h in cand.contradicted})
+    hint = HINT_WEIGHT if cand.hints else 0.0
+    retrieval = cand.similarity + RANK_WEIGHT / cand.retrieval_rank
+    return retrieval + sum(best.values()) + phrase_weight - penalty + hint
+
+
+def _candidate(
+    group: Sequence[Mapping[str, Any]],
+    signals: Mapping[str, list[str]],
+    rank: int,
+    ctx: MatchContext,
+) -> Candidate:
+    top = group[0]
+    meta = top.get("metadata") or {}
+    cand = Candidate(
+        error_code=str(meta["error_code"]) if meta.get("error_code") else None,
+        error_name=str(meta.get("error_name") or meta.get("heading") or ""),
+        doc_id=str(top.get("id")),
+        similarity=max(float(d.get("similarity") or 0.0) for d in group),
+        retrieval_rank=rank,
+        service_match=str((top.get("why") or {}).get("service_match") or "unknown"),
+    )
+    text_words = {w for d in group for w in words(str(d.get("content") or ""))}
+    weigh_codes(cand, ctx)
+    weigh_services(cand, ctx, list(signals.get("services", [])), text_words)
+    examples = {e.lower() for e in signals.get("exception_examples", [])}
+    exceptions = signals.get("exceptions", [])
+    weigh_set(
+        cand,
+        ctx,
+        EXCEPTION,
+        exceptions,
+        contradict=any(e.lower() not in examples for e in exceptions),
+    )
+    weigh_set(cand, ctx, FILE, signals.get("files", []), contradict=True)
+    weigh_statuses(cand, ctx, signals.get("statuses", []))
+    weigh_paths(cand, ctx, signals.get("paths", []))
+    weigh_identifiers(cand, ctx, signals.get("identifiers", []))
+    phrase_weight = weigh_phrases(cand, ctx, signals.get("phrases", []))
+    dedupe(cand)
+    cand.missing = missing_signals(cand, signals)
+    cand.score = _score(cand, phrase_weight)
+    component_contradicted = any(h.kind in (SERVICE, FILE) for h in cand.contradicted)
+    component_confirmed = any(
+        h.kind in COMPONENT_KINDS or (h.kind == CODE and not h.weak) for h in cand.confirmed
+    )
+    if component_contradicted and not component_confirmed:
+        cand.offered = False
+        cand.why.append("contradicted on its component with no specific confirmed signal")
+    for hint in cand.hints:
+        cand.why.append(f"{hint.signal}: {hint.why}")
+    for hit in cand.confirmed:
+        if hit.kind == CODE and hit.why:
+            cand.why.append(f"{hit.signal}: {hit.why}")
+    if not cand.confirmed:
+        cand.why.append("no incident evidence" + (" (similarity only)" if cand.similarity else ""))
+    return cand
+
+
+def diagnose(
+    incident: Mapping[str, Any],
+    docs: Sequence[Mapping[str, Any]],
+    *,
+    retrieval_low_confidence: bool,
+    collected: Iterable[Mapping[str, Any]] = (),
+    patterns: Sequence[str] = DEFAULT_ERROR_CODE_PATTERNS,
+) -> Diagnosis:
+    """Weigh every retrieved family against the incident and decide whether to answer.
+
+    Args:
+        incident: An incident as ``IncidentCreate`` fields.
+        docs: The ``rag`` node's docs (state form), best first.
+        retrieval_low_confidence: The retrieval gate's decision (one input of the final one).
+        collected: Collected evidence items (metric series, log records).
+        patterns: Error-code regular expressions.
+
+    Returns:
+        Candidates ranked (offered first, then by score) and the final abstain decision.
+    """
+    observed = observe_incident(incident, collected, patterns)
+    groups = families(docs)
+    ctx = MatchContext(observed, groups)
+    candidates = [
+        _candidate(group, signals, rank, ctx)
+        for rank, (group, signals) in enumerate(zip(groups, ctx.signals, strict=True), start=1)
+    ]
+    candidates.sort(key=lambda c: (not c.offered, -c.score, c.retrieval_rank))
+    return _decide(candidates, retrieval_low_confidence, observed)
+
+
+def _decide(
+    candidates: list[Candidate], retrieval_low_confidence: bool, observed: IncidentSignals
+) -> Diagnosis:
+    if not candidates:
+        return Diagnosis([], True, NO_HISTORY, retrieval_low_confidence)
+    offered = [c for c in candidates if c.offered]
+    if not offered:
+        service = observed.service or observed.inferred_service or "this system"
+        return Diagnosis(candidates, True, f"{NOT_COVERED} ({service})", retrieval_low_confidence)
+    supported = [c for c in offered if c.supported]
+    if supported:
+        best = supported[0]
+        # The best supported candidate leads, even when an unsupported one scored higher.
+        ordered = [best, *(c for c in candidates if c is not best)]
+        return Diagnosis(
+            ordered,
+            False,
+            "confirmed by the incident's evidence",
+            retrieval_low_confidence,
+            "evidence",
+        )
+    leading = offered[0]
+    if not retrieval_low_confidence and not leading.contradicted and not leading.confirmed:
+        return Diagnosis(
+            candidates,
+            False,
+            "similarity only: the incident shows no signal either way",
+            retrieval_low_confidence,
+            "similarity",
+        )
+    if retrieval_low_confidence and not any(c.confirmed for c in offered):
+        return Diagnosis(candidates, True, NO_HISTORY, retrieval_low_confidence)
+    return Diagnosis(candidates, True, NO_SUPPORT, retrieval_low_confidence)

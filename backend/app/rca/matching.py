@@ -1,0 +1,373 @@
+"""Matching one family's expected signals with what the incident shows.
+
+Each ``weigh_*`` function compares one kind of expected signal (``app.rag.signals``) with the
+observations (``app.evidence.signals``) and appends confirmed / contradicted hits to the
+candidate; ``missing_signals`` lists what was expected but not observed. Rules:
+
+- codes: the ``error_code`` field and codes in stack or log lines confirm (or, naming another
+  known family, contradict); a code only in the prose is a hint;
+- services: a piece of evidence naming one of the family's services confirms it (prose counts
+  only for hyphenated names; path segments never count); the incident's ``service`` naming a
+  system the doc speaks of (every telling part of the name is a word of the doc) is a weak,
+  neighbour confirmation; any other service contradicts the family's component. Without a
+  ``service`` field the causal log record's service stands in, when the evidence names no
+  service any candidate knows;
+- exceptions and files: seen ones confirm; only other ones (from non-routine evidence)
+  contradict -- unless the doc gives its exceptions as examples;
+- statuses: the exact status confirms, then the class; only other classes contradict;
+- paths, identifiers: confirm only;
+- phrases: matched word by word; their weight grows with how distinctive their words are
+  among the candidates' phrases.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from app.evidence.patterns import unique
+from app.evidence.signals import (
+    CODE,
+    EXCEPTION,
+    FILE,
+    IDENTIFIER,
+    MESSAGE,
+    PATH,
+    PHRASE,
+    SERVICE,
+    STATUS,
+    STATUS_CLASS,
+    EvidenceText,
+    IncidentSignals,
+    Observation,
+    contains_phrase,
+    path_matches,
+    status_class,
+    url_hosts,
+    words,
+)
+from app.rag.signals import read_signals
+from app.rca.candidates import Candidate, SignalHit
+
+#: A phrase weighs this per word, divided by how many candidates' phrases use the word.
+PHRASE_WORD_WEIGHT = 0.08
+MAX_PHRASE_WEIGHT = 0.4
+#: Evidence from a routine (INFO) log line counts this much.
+WEAK_STRENGTH = 0.5
+#: Parts of a service name that say nothing about which system it is.
+GENERIC_NAME_PARTS = frozenset(
+    {"service", "svc", "api", "app", "server", "backend", "frontend", "web", "client", "worker"}
+)
+
+
+def families(docs: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """Docs grouped by family, in the order of each family's best-ranked doc."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for doc in docs:
+        meta = doc.get("metadata") or {}
+        key = str(meta.get("error_code") or doc.get("id"))
+        groups.setdefault(key, []).append(doc)
+    return list(groups.values())
+
+
+def merged_signals(group: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The expected signals of a family: the union over its chunks."""
+    merged: dict[str, list[str]] = {}
+    for doc in group:
+        for kind, values in read_signals(doc.get("metadata") or {}).items():
+            merged[kind] = unique([*merged.get(kind, []), *values])
+    return merged
+
+
+def normal_code(code: str | None) -> str:
+    """Upper-case without separators, so ``pay 408`` equals ``PAY-408``."""
+    return "".join(ch for ch in (code or "").upper() if ch.isalnum())
+
+
+_NAME_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _name_re(name: str) -> re.Pattern[str]:
+    pattern = _NAME_CACHE.get(name)
+    if pattern is None:
+        pattern = re.compile(rf"(?<![a-z0-9_./-]){re.escape(name)}(?![a-z0-9_/-])")
+        _NAME_CACHE[name] = pattern
+    return pattern
+
+
+def mentions(item: EvidenceText, name: str) -> bool:
+    """Whether a piece of evidence names the service ``name``.
+
+    The reporter's prose counts only for hyphenated names (``pos-api``): ``checkout`` or
+    ``payments`` in a sentence is a word, not a system. Path segments do not count.
+    """
+    if item.id == "incident:service":
+        return item.text.strip().lower() == name
+    if item.source == MESSAGE and "-" not in name:
+        return False
+    text = item.text.lower()
+    return bool(_name_re(name).search(text)) or name in url_hosts(text)
+
+
+def is_neighbour(service: str, doc_text_words: set[str]) -> bool:
+    """Whether the doc speaks of ``service``, a caller or neighbour of its family.
+
+    Every telling part of the name must be a word of the doc: ``checkout-service`` for the
+    payment family "called by checkout", ``api-gateway`` for a family "behind the API gateway".
+    """
+    parts = [p for p in re.split(r"[-_.]", service.lower()) if p and p not in GENERIC_NAME_PARTS]
+    return bool(parts) and all(p in doc_text_words for p in parts)
+
+
+class MatchContext:
+    """What every candidate is compared with: the observations and the candidates' names."""
+
+    def __init__(self, observed: IncidentSignals, groups: Sequence[Sequence[Mapping[str, Any]]]):
+        self.observed = observed
+        self.signals = [merged_signals(g) for g in groups]
+        counts: dict[str, int] = {}
+        for signals in self.signals:
+            for word in {w for p in signals.get("phrases", []) for w in words(p)}:
+                counts[word] = counts.get(word, 0) + 1
+        self.phrase_df = counts
+        self.codes = {
+            normal_code(str((g[0].get("metadata") or {}).get("error_code")))
+            for g in groups
+            if (g[0].get("metadata") or {}).get("error_code")
+        }
+        self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
+        # With no ``service`` field, the causal log record's own service speaks for the
+        # incident -- but only when the evidence names no service the candidates know.
+        self.reporter: tuple[str, str] | None = None
+        if observed.service:
+            self.reporter = (observed.service, "incident:service")
+        elif observed.inferred_service and not any(
+            mentions(item, name) for name in self.all_services for item in observed.items
+        ):
+            where = next(
+                (i.id for i in observed.items if observed.inferred_service in i.text.lower()),
+                "incident:message",
+            )
+            self.reporter = (observed.inferred_service, where)
+
+
+def _strength(ids: Iterable[str], weak_ids: set[str]) -> tuple[list[str], bool]:
+    ordered = unique(ids)
+    strong = [i for i in ordered if i not in weak_ids]
+    return strong + [i for i in ordered if i in weak_ids], not strong
+
+
+def _hit(kind: str, signal: str, obs: Sequence[Observation], why: str | None = None) -> SignalHit:
+    weak_ids = {o.evidence_id for o in obs if o.weak}
+    ids, weak = _strength((o.evidence_id for o in obs), weak_ids)
+    return SignalHit(kind, signal, ids, weak=weak, why=why)
+
+
+def _evidence_code_source(obs: Observation) -> str:
+    return {"field": "the error_code field", "stack": "the stack trace", "log": "a log line"}.get(
+        obs.source, "collected evidence"
+    )
+
+
+def weigh_codes(cand: Candidate, ctx: MatchContext) -> None:
+    """Codes: evidence confirms or contradicts; the prose only hints."""
+    own = normal_code(cand.error_code)
+    if not own:
+        return
+    for obs in ctx.observed.of(CODE):
+        code = normal_code(obs.value)
+        if obs.source == MESSAGE:
+            if code == own:
+                cand.hints.append(
+                    SignalHit(
+                        CODE, obs.value, [obs.evidence_id], why="code only in the prose: a hint"
+                    )
+                )
+            continue
+        if code == own:
+            cand.confirmed.append(
+                _hit(CODE, obs.value, [obs], why=f"code from {_evidence_code_source(obs)}")
+            )
+        elif code in ctx.codes:
+            cand.contradicted.append(
+                SignalHit(
+                    CODE,
+                    cand.error_code or "",
+                    [obs.evidence_id],
+                    observed=obs.value,
+                    why=f"{_evidence_code_source(obs)} names {obs.value}",
+                )
+            )
+    dedupe(cand)
+
+
+def dedupe(cand: Candidate) -> None:
+    """One hit per (kind, signal), evidence ids merged."""
+    for name in ("confirmed", "contradicted", "hints"):
+        seen: dict[tuple[str, str], SignalHit] = {}
+        for hit in getattr(cand, name):
+            key = (hit.kind, hit.signal.upper() if hit.kind == CODE else hit.signal)
+            if key in seen:
+                seen[key].evidence_ids = unique([*seen[key].evidence_ids, *hit.evidence_ids])
+                seen[key].weak = seen[key].weak and hit.weak
+            else:
+                seen[key] = hit
+        setattr(cand, name, list(seen.values()))
+
+
+def weigh_services(
+    cand: Candidate, ctx: MatchContext, names: list[str], text_words: set[str]
+) -> None:
+    """Services: named in the evidence, a neighbour, or another system."""
+    if not names:
+        return
+    items = ctx.observed.items
+    shown = [(n, i) for n in names for i in items if mentions(i, n)]
+    if shown:
+        canonical = next((n for n, _ in shown if n == names[0]), shown[0][0])
+        ids, weak = _strength((i.id for _, i in shown), {i.id for _, i in shown if i.weak})
+        cand.confirmed.append(SignalHit(SERVICE, canonical, ids, weak=weak))
+        return
+    if ctx.reporter is None:
+        return
+    reported, where = ctx.reporter
+    if is_neighbour(reported, text_words):
+        cand.confirmed.append(
+            SignalHit(
+                SERVICE,
+                names[0],
+                [where],
+                observed=reported,
+                weak=True,
+                why=f"{reported} calls or neighbours this family (named in its doc)",
+            )
+        )
+    else:
+        known = "another family's service" if reported in ctx.all_services else "a service"
+        cand.contradicted.append(
+            SignalHit(
+                SERVICE,
+                names[0],
+                [where],
+                observed=reported,
+                why=f"the incident comes from {reported}, {known} this family does not cover",
+            )
+        )
+
+
+def weigh_set(
+    cand: Candidate, ctx: MatchContext, kind: str, expected: Sequence[str], contradict: bool
+) -> None:
+    """Exceptions and files: confirmed when seen, contradicted when only others are seen."""
+    if not expected:
+        return
+    wanted = {e.lower(): e for e in expected}
+    seen = ctx.observed.of(kind)
+    matched = [o for o in seen if o.value.lower() in wanted]
+    for value in unique(wanted[o.value.lower()] for o in matched):
+        cand.confirmed.append(
+            _hit(kind, value, [o for o in matched if o.value.lower() == value.lower()])
+        )
+    strong_others = [o for o in seen if not o.weak and o.value.lower() not in wanted]
+    if contradict and not matched and strong_others:
+        cand.contradicted.append(
+            SignalHit(
+                kind,
+                ", ".join(expected),
+                unique(o.evidence_id for o in strong_others),
+                observed=", ".join(unique(o.value for o in strong_others)),
+            )
+        )
+
+
+def weigh_statuses(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
+    """Statuses: the exact one, else the class; only other classes contradict."""
+    if not expected:
+        return
+    seen = ctx.observed.of(STATUS)
+    exact = [o for o in seen if o.value in expected]
+    for value in unique(o.value for o in exact):
+        cand.confirmed.append(_hit(STATUS, value, [o for o in exact if o.value == value]))
+    if exact:
+        return
+    classes = {status_class(s) for s in expected}
+    same = [o for o in seen if status_class(o.value) in classes]
+    if same:
+        cand.confirmed.append(_hit(STATUS_CLASS, status_class(same[0].value), same))
+        return
+    strong = [o for o in seen if not o.weak]
+    if strong:
+        cand.contradicted.append(
+            SignalHit(
+                STATUS_CLASS,
+                "/".join(sorted(classes)),
+                unique(o.evidence_id for o in strong),
+                observed=", ".join(unique(o.value for o in strong)),
+            )
+        )
+
+
+def weigh_paths(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
+    """Paths: an expected endpoint seen (id segments ignored)."""
+    for path in expected:
+        matched = [o for o in ctx.observed.of(PATH) if path_matches(path, o.value)]
+        if matched:
+            cand.confirmed.append(_hit(PATH, path, matched))
+
+
+def weigh_identifiers(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
+    """Identifiers: an expected function or variable seen."""
+    for name in expected:
+        matched = [o for o in ctx.observed.of(IDENTIFIER) if o.value == name]
+        if matched:
+            cand.confirmed.append(_hit(IDENTIFIER, name, matched))
+
+
+def weigh_phrases(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> float:
+    """Confirm phrases; return their weight (distinctive words weigh more)."""
+    total = 0.0
+    for phrase in expected:
+        phrase_words = words(phrase)
+        if not phrase_words:
+            continue
+        items = [
+            i
+            for i in ctx.observed.items
+            if i.id != "incident:service" and contains_phrase(i.words, phrase_words)
+        ]
+        if not items:
+            continue
+        ids, weak = _strength((i.id for i in items), {i.id for i in items if i.weak})
+        cand.confirmed.append(SignalHit(PHRASE, phrase, ids, weak=weak))
+        weight = sum(
+            PHRASE_WORD_WEIGHT / ctx.phrase_df.get(w, 1) for w in set(phrase_words) if w != "#"
+        )
+        total += weight * (WEAK_STRENGTH if weak else 1.0)
+    return min(total, MAX_PHRASE_WEIGHT)
+
+
+def missing_signals(cand: Candidate, signals: Mapping[str, Sequence[str]]) -> list[SignalHit]:
+    """Expected signals not observed (one per kind that nothing confirmed)."""
+    confirmed = {(h.kind, h.signal.lower()) for h in cand.confirmed}
+    kinds = {
+        "services": SERVICE,
+        "exceptions": EXCEPTION,
+        "statuses": STATUS,
+        "paths": PATH,
+        "files": FILE,
+        "identifiers": IDENTIFIER,
+        "phrases": PHRASE,
+    }
+    missing: list[SignalHit] = []
+    has_service = any(h.kind == SERVICE for h in cand.confirmed)
+    for key, kind in kinds.items():
+        values = list(signals.get(key, []))
+        if kind == SERVICE:
+            values = values[:1] if not has_service else []
+        if kind == STATUS and any(h.kind in (STATUS, STATUS_CLASS) for h in cand.confirmed):
+            values = []
+        if kind in (EXCEPTION, FILE) and any(h.kind == kind for h in cand.confirmed):
+            values = []
+        missing.extend(SignalHit(kind, v) for v in values if (kind, v.lower()) not in confirmed)
+    return missing

@@ -1,0 +1,138 @@
+"""Observed signals: one test per signal kind, evidence ids, weak INFO lines, code sources."""
+
+from __future__ import annotations
+
+from app.evidence.signals import (
+    CODE,
+    EXCEPTION,
+    FIELD,
+    FILE,
+    IDENTIFIER,
+    MESSAGE,
+    PATH,
+    STATUS,
+    STATUS_CLASS,
+    contains_phrase,
+    exception_types,
+    files,
+    identifiers,
+    incident_texts,
+    observe_incident,
+    path_matches,
+    paths,
+    statuses,
+    url_hosts,
+    words,
+)
+
+
+def test_exception_types_use_the_last_dotted_part() -> None:
+    text = "requests.exceptions.ReadTimeout: read timed out; then java.lang.NullPointerException"
+    assert exception_types(text) == ["ReadTimeout", "NullPointerException"]
+    assert exception_types("an Error happened") == []
+
+
+def test_statuses_as_logs_phrases_and_bare_numbers() -> None:
+    assert statuses("POST /pos/v1/sales -> 422: lines must not be empty") == [422]
+    assert statuses("gateway answering bad gateway") == [502]
+    assert statuses("408/504 status") == [408, 504]
+    assert statuses("inventory unavailable (503) returned") == [503]
+    assert statuses("checkout-service answered") == []
+
+
+def test_bare_numbers_that_are_not_statuses_do_not_count() -> None:
+    assert statuses("code CO-500 at store 0051 took 2210ms, 130 reads, size 30, port=443") == []
+    assert statuses("quantity 450 items") == []
+    assert statuses("the 422 is bad", bare=False) == []
+
+
+def test_paths_from_text_and_urls_ignore_hosts_and_queries() -> None:
+    assert paths("POST /checkout failed") == ["/checkout"]
+    found = paths('GET http://plu-service:8080/v2/price/731104 -> 503 "/x?y=1"')
+    assert "/v2/price/731104" in found
+    assert path_matches("/v2/price", "/v2/price/731104")
+    assert not path_matches("/checkout", "/checkout/reserve")
+
+
+def test_url_hosts_files_and_identifiers() -> None:
+    assert url_hosts("GET http://inventory-service:8080/v1/stock") == ["inventory-service"]
+    assert files('File "/app/checkout_service.py", line 88') == ["checkout_service.py"]
+    assert files("at com.pos.CheckoutHandler.apply(CheckoutHandler.java:188)") == [
+        "checkouthandler.java"
+    ]
+    assert identifiers("in apply_discount of checkout_service.py") == ["apply_discount"]
+
+
+def test_phrases_match_word_by_word_in_order_with_any_number() -> None:
+    line = words("QueuePool limit of size 10 overflow 5 reached, connection timed out")
+    assert contains_phrase(line, words("QueuePool limit reached"))
+    assert not contains_phrase(line, words("reached QueuePool"))
+    assert contains_phrase(
+        words("total 31.47 does not equal sum of lines 31.48"),
+        words("total 19.99 does not equal sum of lines 20.00"),
+    )
+
+
+def test_every_piece_gets_its_citable_id_and_source() -> None:
+    incident = {
+        "service": "pos-api",
+        "error_code": "POS-422-QTY",
+        "event": "pos.sale_rejected",
+        "message": "sale rejected",
+        "stack_trace": "line one\n\nline three",
+        "logs": ["INFO a", "", "ERROR c"],
+    }
+    collected = [{"id": "log:pos.log:7", "kind": "log", "summary": "1 error", "lines": []}]
+    items = incident_texts(incident, collected)
+    assert [i.id for i in items] == [
+        "incident:service",
+        "incident:error_code",
+        "incident:event",
+        "incident:message",
+        "incident:stack:1",
+        "incident:stack:3",
+        "incident:log:1",
+        "incident:log:3",
+        "log:pos.log:7",
+    ]
+    assert items[0].source == FIELD and items[3].source == MESSAGE
+    assert [i.weak for i in items if i.id.startswith("incident:log:")] == [True, False]
+
+
+def test_observations_tie_each_signal_to_its_evidence_id() -> None:
+    incident = {
+        "error_code": "co-500",
+        "message": "checkout broken, maybe PAY-408?",
+        "stack_trace": (
+            'File "/app/checkout_service.py", line 88, in apply_discount\n'
+            "ZeroDivisionError: division by zero"
+        ),
+        "logs": ["ERROR POST /checkout -> 500"],
+    }
+    observed = observe_incident(incident)
+    by_kind = {
+        kind: {(o.value, o.evidence_id) for o in observed.of(kind)}
+        for kind in (CODE, EXCEPTION, FILE, IDENTIFIER, PATH, STATUS, STATUS_CLASS)
+    }
+    assert ("CO-500", "incident:error_code") in by_kind[CODE]
+    assert ("PAY-408", "incident:message") in by_kind[CODE]
+    assert by_kind[EXCEPTION] == {("ZeroDivisionError", "incident:stack:2")}
+    assert by_kind[FILE] == {("checkout_service.py", "incident:stack:1")}
+    assert ("apply_discount", "incident:stack:1") in by_kind[IDENTIFIER]
+    assert by_kind[PATH] == {("/checkout", "incident:log:1")}
+    assert by_kind[STATUS] == {("500", "incident:log:1")}
+    assert by_kind[STATUS_CLASS] == {("5xx", "incident:log:1")}
+    message_code = next(o for o in observed.of(CODE) if o.value == "PAY-408")
+    assert message_code.source == MESSAGE
+
+
+def test_collected_items_are_observed_under_their_own_ids() -> None:
+    collected = [
+        {
+            "id": "prom:abc",
+            "kind": "metric",
+            "summary": "5xx ratio of checkout rose; HTTP 503 Service Unavailable",
+        }
+    ]
+    observed = observe_incident({"message": "slow"}, collected)
+    assert ("503", "prom:abc") in {(o.value, o.evidence_id) for o in observed.of(STATUS)}

@@ -1,0 +1,239 @@
+"""The differential diagnosis: one test per scoring rule and per decision rule.
+
+Docs are the real knowledge base's entries (their signals derived at ingest, as shipped), put
+into the state form the ``rag`` node writes, with similarities chosen per test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.rag.ingest import KnowledgeChunk, load_error_docs
+from app.rca.diagnosis import NOT_COVERED, Candidate, diagnose
+
+KNOWLEDGE = Path(__file__).resolve().parents[2] / "data" / "knowledge" / "error_docs.txt"
+
+
+@pytest.fixture(scope="module")
+def chunks() -> dict[str, KnowledgeChunk]:
+    return {str(c.metadata["error_code"]): c for c in load_error_docs(KNOWLEDGE).chunks}
+
+
+def docs(chunks: dict[str, KnowledgeChunk], *pairs: tuple[str, float]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": chunks[code].id,
+            "content": chunks[code].text,
+            "similarity": similarity,
+            "metadata": dict(chunks[code].metadata),
+        }
+        for code, similarity in pairs
+    ]
+
+
+def by_code(candidates: list[Candidate]) -> dict[str, Candidate]:
+    return {c.key: c for c in candidates}
+
+
+def kinds(hits: list[Any]) -> set[str]:
+    return {h.kind for h in hits}
+
+
+def test_confirmed_signals_carry_the_evidence_ids_that_show_them(chunks: Any) -> None:
+    incident = {
+        "message": "web shop errors",
+        "logs": [
+            "INFO GET /cart 200",
+            "checkout-service ERROR unhandled exception in POST /checkout: "
+            'File "/app/checkout_service.py", line 88, in apply_discount -> '
+            "ZeroDivisionError: division by zero",
+        ],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("CO-500", 0.5), ("POS-500-CHECKOUT", 0.5)),
+        retrieval_low_confidence=False,
+    )
+    leading = diagnosis.leading
+    assert leading is not None and leading.key == "CO-500"
+    confirmed = {h.kind: h.evidence_ids for h in leading.confirmed}
+    assert {"service", "exception", "file", "identifier", "path"} <= confirmed.keys()
+    assert all(ids == ["incident:log:2"] for ids in confirmed.values())
+    assert diagnosis.basis == "evidence"
+
+
+def test_another_exception_contradicts_and_the_candidate_is_not_supported(chunks: Any) -> None:
+    incident = {
+        "message": "checkout slow",
+        "service": "checkout-service",
+        "logs": ["ERROR payment authorize failed: requests.exceptions.ReadTimeout after 10s"],
+    }
+    found = by_code(
+        diagnose(
+            incident,
+            docs(chunks, ("CO-500", 0.6), ("PAY-408", 0.5)),
+            retrieval_low_confidence=False,
+        ).candidates
+    )
+    co = found["CO-500"]
+    assert "exception" in kinds(co.contradicted) and not co.supported
+    assert co.contradicted[0].observed == "ReadTimeout"
+    pay = found["PAY-408"]
+    assert pay.supported and pay.score > co.score
+    # checkout is a caller of the payment integration (its doc says so): not a contradiction.
+    neighbour = next(h for h in pay.confirmed if h.kind == "service")
+    assert neighbour.weak and neighbour.observed == "checkout-service"
+
+
+def test_status_class_contradiction(chunks: Any) -> None:
+    incident = {"message": "sale rejected", "logs": ["ERROR POST /pos/v1/sales -> 503"]}
+    found = by_code(
+        diagnose(
+            incident,
+            docs(chunks, ("POS-422-QTY", 0.6), ("POS-503-PLU", 0.5)),
+            retrieval_low_confidence=False,
+        ).candidates
+    )
+    qty = found["POS-422-QTY"].contradicted
+    assert [(h.kind, h.observed) for h in qty] == [("status_class", "503")]
+    assert "status" in kinds(found["POS-503-PLU"].confirmed)
+
+
+def test_component_contradiction_without_specific_signal_is_not_offered_and_abstains(
+    chunks: Any,
+) -> None:
+    incident = {
+        "message": "nightly store KPI report crashed again",
+        "service": "reporting-batch",
+        "stack_trace": (
+            "Traceback (most recent call last):\n"
+            '  File "/opt/reports/weekly_sales.py", line 97, in store_kpis\n'
+            "    avg_basket = revenue / basket_count\n"
+            "ZeroDivisionError: division by zero"
+        ),
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("CO-500", 0.72)), retrieval_low_confidence=False)
+    (co,) = diagnosis.candidates
+    assert "exception" in kinds(co.confirmed)  # same symptom ...
+    assert {"service", "file"} <= kinds(co.contradicted)  # ... in another system
+    assert not co.offered
+    assert diagnosis.abstained and diagnosis.reason.startswith(NOT_COVERED)
+
+
+def test_family_service_in_the_evidence_overrides_an_unknown_caller(chunks: Any) -> None:
+    incident = {
+        "message": "stock badge missing on PDP",
+        "service": "catalog",
+        "logs": [
+            'catalog WARN inventory lookup failed: Get "http://inventory-service:8080/v1/stock":'
+            " connect: connection refused"
+        ],
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("INV-503", 0.45)), retrieval_low_confidence=False)
+    leading = diagnosis.leading
+    assert leading is not None and leading.key == "INV-503" and not leading.contradicted
+    assert ("service", ["incident:log:1"]) in [(h.kind, h.evidence_ids) for h in leading.confirmed]
+
+
+def test_code_in_the_prose_is_a_hint_that_never_beats_contradicting_evidence(chunks: Any) -> None:
+    incident = {
+        "message": "ticket category POS-422-AMOUNT (set by store staff): till 5 refuses sale",
+        "service": "pos-api",
+        "logs": ["pos-api WARN 422 Unprocessable Entity: lines[0].quantity must be greater than 0"],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("POS-422-AMOUNT", 0.75), ("POS-422-QTY", 0.70)),
+        retrieval_low_confidence=False,
+    )
+    found = by_code(diagnosis.candidates)
+    assert found["POS-422-AMOUNT"].hints and "prose" in (found["POS-422-AMOUNT"].hints[0].why or "")
+    assert not kinds(found["POS-422-AMOUNT"].confirmed) & {"code"}
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
+
+
+def test_code_from_the_error_code_field_is_evidence(chunks: Any) -> None:
+    incident = {"error_code": "POS-422-LINES", "message": "sale rejected"}
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("POS-422-QTY", 0.7), ("POS-422-LINES", 0.6)),
+        retrieval_low_confidence=False,
+    )
+    found = by_code(diagnosis.candidates)
+    code = next(h for h in found["POS-422-LINES"].confirmed if h.kind == "code")
+    assert code.evidence_ids == ["incident:error_code"] and "error_code field" in (code.why or "")
+    assert "code" in kinds(found["POS-422-QTY"].contradicted)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-LINES"
+
+
+def test_routine_info_lines_count_half(chunks: Any) -> None:
+    strong = {"message": "x", "logs": ["ERROR inventory 503: QueuePool limit of size 5 reached"]}
+    weak = {"message": "x", "logs": ["INFO inventory 503: QueuePool limit of size 5 reached"]}
+    scores = [
+        diagnose(i, docs(chunks, ("INV-503", 0.4)), retrieval_low_confidence=False).candidates[0]
+        for i in (strong, weak)
+    ]
+    assert scores[0].score > scores[1].score
+    assert all(h.weak for h in scores[1].confirmed)
+
+
+def test_missing_lists_expected_signals_not_observed_and_nothing_observed(chunks: Any) -> None:
+    incident = {"message": "x", "logs": ["ERROR GET /v1/stock -> 503 Service Unavailable"]}
+    (inv,) = diagnose(
+        incident, docs(chunks, ("INV-503", 0.5)), retrieval_low_confidence=False
+    ).candidates
+    missing = {(h.kind, h.signal) for h in inv.missing}
+    assert ("phrase", "QueuePool limit reached") in missing
+    assert ("service", "inventory-service") in missing
+    assert not any(kind == "status" for kind, _ in missing)
+
+
+def test_similarity_only_answers_when_the_gate_passed_and_nothing_speaks_either_way(
+    chunks: Any,
+) -> None:
+    incident = {"message": "the self checkout refused a basket without items"}
+    answered = diagnose(
+        incident, docs(chunks, ("POS-422-LINES", 0.6)), retrieval_low_confidence=False
+    )
+    assert not answered.abstained and answered.basis == "similarity"
+    assert answered.candidates[0].why == ["no incident evidence (similarity only)"]
+    gated = diagnose(incident, docs(chunks, ("POS-422-LINES", 0.3)), retrieval_low_confidence=True)
+    assert gated.abstained
+
+
+def test_no_docs_abstains() -> None:
+    diagnosis = diagnose({"message": "x"}, [], retrieval_low_confidence=True)
+    assert diagnosis.abstained and diagnosis.candidates == []
+    assert diagnosis.as_dict()["candidates"] == []
+
+
+def test_as_dict_is_what_the_reviewer_table_reads(chunks: Any) -> None:
+    incident = {"message": "x", "service": "plu-service", "logs": ["ERROR PLU -> 503"]}
+    plain = diagnose(
+        incident, docs(chunks, ("POS-503-PLU", 0.5)), retrieval_low_confidence=False
+    ).as_dict()
+    (row,) = plain["candidates"]
+    assert {"error_code", "score", "offered", "confirmed", "contradicted", "missing"} <= row.keys()
+    assert row["confirmed"][0].keys() >= {"kind", "signal", "evidence_ids"}
+    assert plain["leading"] == "POS-503-PLU" and plain["abstained"] is False
+
+
+def test_without_a_service_field_the_causal_records_own_service_speaks(chunks: Any) -> None:
+    uncovered = {"message": "HR portal down", "logs": ["hr-portal ERROR upstream returned 503"]}
+    diagnosis = diagnose(
+        uncovered,
+        docs(chunks, ("INV-503", 0.6), ("POS-503-PLU", 0.55)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.abstained and "hr-portal" in diagnosis.reason
+    # A service the knowledge base knows, named anywhere, keeps the reporter out of it.
+    covered = {"message": "x", "logs": ["hr-portal ERROR GET http://plu-service/v2/price -> 503"]}
+    leading = diagnose(
+        covered,
+        docs(chunks, ("INV-503", 0.6), ("POS-503-PLU", 0.55)),
+        retrieval_low_confidence=False,
+    ).leading
+    assert leading is not None and leading.key == "POS-503-PLU"

@@ -1,0 +1,78 @@
+"""The extractive draft states the diagnosis: decisive evidence cited, alternatives weighed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.rag.ingest import load_error_docs
+from app.rca.base import RcaInput
+from app.rca.evidence import incident_evidence
+from app.rca.extractive import ExtractiveGenerator
+
+KNOWLEDGE = Path(__file__).resolve().parents[2] / "data" / "knowledge" / "error_docs.txt"
+
+
+def draft(incident: dict[str, Any], *pairs: tuple[str, float]) -> dict[str, Any]:
+    chunks = {str(c.metadata["error_code"]): c for c in load_error_docs(KNOWLEDGE).chunks}
+    docs = [
+        {
+            "id": chunks[code].id,
+            "content": chunks[code].text,
+            "similarity": similarity,
+            "metadata": dict(chunks[code].metadata),
+        }
+        for code, similarity in pairs
+    ]
+    data = RcaInput(
+        incident=incident,
+        docs=docs,
+        incident_evidence=incident_evidence(incident),
+        low_confidence=False,
+        knowledge_version="kb-test",
+    )
+    return ExtractiveGenerator().build(data).model_dump(mode="json")
+
+
+INCIDENT = {
+    "message": "store 0211 issues",
+    "logs": [
+        "WARN  till 3 receipt printer paper low",
+        "ERROR sale rejected 422: total 10.00 does not equal sum of lines 10.01",
+        "INFO  receipt reprint requested till 2",
+    ],
+}
+
+
+def test_first_hypothesis_cites_the_decisive_log_line_next_to_the_doc() -> None:
+    rca = draft(INCIDENT, ("POS-422-QTY", 0.65), ("POS-422-AMOUNT", 0.6), ("CH-502", 0.3))
+    first = rca["hypotheses"][0]
+    assert first["error_code"] == "POS-422-AMOUNT"
+    cited = [c["id"] for claim in first["claims"] for c in claim["evidence"]]
+    assert cited[0] == "incident:log:2"
+    assert any(i.startswith("error-doc-") for i in cited)
+
+
+def test_alternatives_say_what_supports_and_opposes_them() -> None:
+    rca = draft(INCIDENT, ("POS-422-QTY", 0.65), ("POS-422-AMOUNT", 0.6), ("CH-502", 0.3))
+    alternatives = {h["error_code"]: h for h in rca["hypotheses"][1:]}
+    assert "against: 422 where HTTP 5xx was expected" in alternatives["CH-502"]["statement"]
+    assert [f["kind"] for f in alternatives["CH-502"]["flags"]] == [
+        "contradicted",
+        "no_incident_evidence",
+    ]
+    assert "supported by HTTP 422" in alternatives["POS-422-QTY"]["statement"]
+
+
+def test_an_alternative_with_similarity_only_says_so() -> None:
+    incident = {"message": "the kiosk refused a basket without items"}
+    rca = draft(incident, ("POS-422-LINES", 0.6), ("POS-422-QTY", 0.5))
+    assert "no incident evidence (similarity 0.50 only)" in rca["hypotheses"][1]["statement"]
+
+
+def test_missing_evidence_lists_only_what_the_incident_does_not_show() -> None:
+    rca = draft(INCIDENT, ("POS-422-AMOUNT", 0.6))
+    missing = " ".join(rca["missing_evidence"])
+    assert "pos-api" in missing  # the family's service is not named anywhere
+    assert "HTTP 422" not in missing  # the incident shows it
+    assert "total 19.99" not in missing
