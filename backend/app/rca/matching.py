@@ -47,6 +47,7 @@ from app.evidence.signals import (
     url_hosts,
     words,
 )
+from app.evidence.sources.signals import STATUS_FLAT
 from app.rag.signals import read_signals
 from app.rca.candidates import Candidate, SignalHit
 
@@ -295,6 +296,19 @@ def weigh_statuses(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) 
     same = [o for o in seen if status_class(o.value) in classes]
     if same:
         cand.confirmed.append(_hit(STATUS_CLASS, status_class(same[0].value), same))
+        return
+    # A measured error ratio that stayed flat speaks against a family that fails with that
+    # class, but only when every class the family expects was measured flat.
+    flat = [o for o in ctx.observed.of(STATUS_FLAT) if o.value in classes]
+    if flat and classes <= {o.value for o in flat}:
+        cand.contradicted.append(
+            SignalHit(
+                STATUS_CLASS,
+                "/".join(sorted(classes)),
+                unique(o.evidence_id for o in flat),
+                observed=f"{flat[0].value} ratio flat",
+            )
+        )
         return
     strong = [o for o in seen if not o.weak]
     if strong:
