@@ -35,6 +35,10 @@ lint: install ## ruff (lint + format check), mypy (strict on backend/app) and th
 smoke: install ## Crash the sample app and run that incident end to end
 	$(BIN)/rca smoke
 
+SOAK_KILLS ?= 300
+soak: install ## The crash harness with hundreds of SIGKILLs per backend (SOAK_KILLS=300)
+	RCA_CRASH_KILLS=$(SOAK_KILLS) $(BIN)/python -m pytest tests/crash -q -s
+
 live: install ## Watch the whole loop: shop, Prometheus, Alertmanager, service on loopback (Ctrl-C stops)
 	$(BIN)/python scripts/live.py
 

@@ -53,6 +53,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = get_settings()
     updates = {k: v for k, v in (("host", args.host), ("port", args.port)) if v}
     settings = settings.model_copy(update=updates)
+    if settings.chroma_url:
+        # A dead server would otherwise end the lifespan in a traceback: one line, exit 2.
+        from app.rag.store import make_chroma_client
+
+        try:
+            make_chroma_client(settings).heartbeat()
+        except Exception as exc:
+            print(
+                f"error: RCA_CHROMA_URL={settings.chroma_url} is unreachable "
+                f"({type(exc).__name__}); start Chroma there or unset RCA_CHROMA_URL",
+                file=sys.stderr,
+            )
+            return 2
     app = create_app(settings)
     # No log_config: uvicorn's lines go through the app's handler, in the app's format.
     uvicorn.run(

@@ -12,11 +12,15 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from psycopg import OperationalError as DatabaseUnavailable
+from psycopg_pool import PoolTimeout
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.deps import require
 from app.api.mcp.transports import mcp_lifespan, mount_mcp
@@ -27,11 +31,41 @@ from app.core.errors import AppError, ConfigurationError
 from app.core.logging import configure_logging
 from app.core.security import KeyRing, Role, is_loopback
 from app.runtime import open_runtime
+from app.schemas import ErrorResponse
 
 logger = logging.getLogger(__name__)
 
+#: Every route may answer these, always in the one envelope.
+ENVELOPE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorResponse, "description": description}
+    for status, description in (
+        (400, "Unparsable request (bad encoding, nesting too deep)"),
+        (404, "Unknown route or resource"),
+        (405, "Method not allowed"),
+        (413, "Request body over RCA_MAX_BODY_BYTES (declared or chunked)"),
+        (422, "Invalid input"),
+        (429, "Rate limit exceeded (see Retry-After)"),
+        (500, "Internal error (with an error id)"),
+        (503, "A dependency (state database, vector store, model) is unavailable"),
+    )
+}
+
 #: Seconds between rounds of the notification dispatcher (retries, messages left by a crash).
 DISPATCH_INTERVAL_SECONDS = 2.0
+
+
+#: The envelope's ``code`` for the framework's own HTTP errors.
+HTTP_ERROR_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    422: "validation_error",
+    429: "rate_limited",
+    503: "upstream_unavailable",
+}
 
 
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
@@ -63,6 +97,26 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse(
             error_body("validation_error", describe_validation_error(exc)), status_code=422
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # The framework's own refusals (unknown route, method, unparsable body) in the envelope.
+        code = HTTP_ERROR_CODES.get(exc.status_code, "http_error")
+        return JSONResponse(
+            error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers
+        )
+
+    @app.exception_handler(DatabaseUnavailable)
+    @app.exception_handler(PoolTimeout)
+    async def on_database_down(request: Request, exc: Exception) -> JSONResponse:
+        logger.warning(
+            "state database unavailable on %s %s: %s", request.method, request.url.path, exc
+        )
+        return JSONResponse(
+            error_body("upstream_unavailable", "the state database is unavailable; retry later"),
+            status_code=503,
+            headers={"Retry-After": "5"},
         )
 
     @app.exception_handler(Exception)
@@ -136,6 +190,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url="/docs" if settings.debug else None,
         redoc_url=None,
         openapi_url="/openapi.json" if settings.debug else None,
+        responses=ENVELOPE_RESPONSES,
     )
     app.state.settings = settings
     app.state.keyring = keyring

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.knowledge.knowledge_support import ChromaServer
+from tests.knowledge.helpers import ChromaServer
 from tests.support import make_settings, skip_or_fail
 
 from app.main import create_app
@@ -39,7 +39,7 @@ def test_chroma_server_down_is_503_and_not_ready(tmp_path: Path) -> None:
             assert ready.json()["components"]["knowledge_base"]["ok"] is False
 
             listing = client.get("/api/incidents").json()
-            assert listing["total"] == 2  # the failed run is kept, to be resumed on restart
+            assert listing["total"] == 1  # the failed create was rolled back: no orphan review
     finally:
         server.stop()
 

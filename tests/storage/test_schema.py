@@ -64,7 +64,7 @@ async def test_the_sqlite_rendering_creates_every_table_and_index(tmp_path: Path
         columns, indexes = first[table.name]
         # SQLite reports only declared NOT NULL, even on a text primary key.
         assert columns == expected(table, SQLITE, key_implies_not_null=False)
-        wanted = {(i.name, i.columns) for i in table.indexes}
+        wanted = {("unique" if i.unique else i.name, i.columns) for i in table.indexes}
         # A text primary key and a UNIQUE column each come with a unique index.
         wanted |= {("unique", (c.name,)) for c in table.columns if c.unique or c.primary_key}
         assert indexes == wanted
@@ -111,7 +111,8 @@ async def test_the_postgres_rendering_creates_every_table_and_index(postgres_url
         assert collated == {c.name for c in table.columns if c.ordered}
         for index in table.indexes:
             assert (
-                f"CREATE INDEX {index.name} ON public.{table.name} "
+                f"CREATE {'UNIQUE ' if index.unique else ''}INDEX {index.name} "
+                f"ON public.{table.name} "
                 f"USING btree ({', '.join(index.columns)})"
             ) in indexes
         for column in (c for c in table.columns if c.unique):
@@ -119,3 +120,42 @@ async def test_the_postgres_rendering_creates_every_table_and_index(postgres_url
                 d.startswith("CREATE UNIQUE INDEX") and d.endswith(f"({column.name})")
                 for d in indexes
             )
+
+
+async def test_an_older_audit_trail_gains_the_event_key_and_its_unique_index(
+    tmp_path: Path,
+) -> None:
+    async with aiosqlite.connect(tmp_path / "state.sqlite") as db:
+        # The audit trail as it shipped before events had keys.
+        await db.execute(
+            "CREATE TABLE audit_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+            "incident_id TEXT NOT NULL, type TEXT NOT NULL, at TEXT NOT NULL, actor TEXT, "
+            "action TEXT, comment TEXT, data TEXT NOT NULL DEFAULT '{}')"
+        )
+        await db.execute(
+            "INSERT INTO audit_events (incident_id, type, at) VALUES ('i-1', 'created', 'now')"
+        )
+        await db.commit()
+        await create_sqlite_tables(db, TABLES)
+        columns, indexes = (await sqlite_catalogue(db))["audit_events"]
+        assert "key" in [c[0] for c in columns]
+        assert ("unique", ("incident_id", "key")) in indexes
+        async with db.execute("SELECT incident_id, type, key FROM audit_events") as cursor:
+            assert await cursor.fetchall() == [("i-1", "created", None)]
+
+
+async def test_an_older_postgres_audit_trail_gains_the_event_key(postgres_url: str) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE audit_events (seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+            "incident_id TEXT NOT NULL, type TEXT NOT NULL, at TEXT NOT NULL, actor TEXT, "
+            "action TEXT, comment TEXT, data JSONB NOT NULL DEFAULT '{}'::jsonb)"
+        )
+        conn.execute("INSERT INTO audit_events (incident_id, type, at) VALUES ('i-1', 'c', 'n')")
+    async with AsyncConnectionPool(
+        postgres_url, min_size=1, max_size=1, kwargs=CONNECTION_KWARGS, open=False
+    ) as pool:
+        await create_postgres_tables(pool, TABLES)
+    columns, _, indexes = postgres_catalogue(postgres_url)["audit_events"]
+    assert "key" in [c[0] for c in columns]
+    assert any(d.startswith("CREATE UNIQUE INDEX audit_events_key") for d in indexes)

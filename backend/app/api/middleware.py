@@ -2,6 +2,11 @@
 
 Order (outermost first): request id → metrics → security headers → body size cap → rate limit.
 Every rejection uses the one error envelope ``{"error": {"code", "message"}}``.
+
+Rate limits count per valid API key; a request with no key or a key that is not valid counts
+against its client address, so failed authentication is limited too, however many bogus keys
+an attacker presents, and the limiter holds one bucket per valid key or address. The in-process
+limiter is also capped at ``MemoryRateLimiter.max_buckets`` buckets.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.deps import presented_key
 from app.core.logging import request_id_var
 from app.core.metrics import REQUEST_LATENCY
+from app.core.security import KeyRing
 
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 RATE_LIMIT_EXEMPT = ("/health", "/ready", "/", "/static")
@@ -53,17 +59,24 @@ class RateLimiter(Protocol):
 
 
 class MemoryRateLimiter:
-    """In-process fixed windows (one worker)."""
+    """In-process fixed windows (one worker), at most ``max_buckets`` buckets at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_buckets: int = 10_000) -> None:
+        self.max_buckets = max_buckets
         self._counts: dict[tuple[str, int], int] = {}
+
+    def __len__(self) -> int:
+        return len(self._counts)
 
     async def hit(self, client: str, limit: int) -> int | None:
         """Record a request; None when allowed, else seconds until the window resets."""
         now = time.time()
         window = int(now // 60)
-        if len(self._counts) > 10_000:
+        if (client, window) not in self._counts and len(self._counts) >= self.max_buckets:
             self._counts = {k: v for k, v in self._counts.items() if k[1] == window}
+            # Still full within one window: forget the oldest buckets (they start over).
+            for stale in list(self._counts)[: max(1, len(self._counts) - self.max_buckets + 1)]:
+                del self._counts[stale]
         count = self._counts.get((client, window), 0) + 1
         self._counts[(client, window)] = count
         return None if count <= limit else max(1, int(60 - now % 60))
@@ -96,10 +109,14 @@ class RedisRateLimiter:
         await self._redis.aclose()
 
 
-def client_key(request: Request) -> str:
-    """Rate-limit bucket: the API key's digest, or the client address without one."""
+def client_key(request: Request, keyring: KeyRing | None = None) -> str:
+    """Rate-limit bucket: a valid API key's digest, else the client address.
+
+    A key the keyring does not know (and any key with authentication off) counts against the
+    address, so bogus keys neither escape the limit nor grow the limiter's table.
+    """
     key = presented_key(request)
-    if key:
+    if key and keyring is not None and keyring.identify(key) is not None:
         return "key:" + hashlib.sha256(key.encode()).hexdigest()[:16]
     return "addr:" + (request.client.host if request.client else "unknown")
 
@@ -124,6 +141,14 @@ class BodySizeLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await too_large(scope, receive, send)
             return
+        if declared is None and scope.get("method") in ("POST", "PUT", "PATCH"):
+            # A chunked body is read up to the cap before the app sees it: the framework would
+            # turn an error raised while it reads the body into a 400.
+            buffered, complete = await self._buffer(receive)
+            if not complete:
+                await too_large(scope, receive, send)
+                return
+            receive = _replay(buffered, receive)
         seen = 0
 
         async def counted_receive() -> Message:
@@ -139,6 +164,31 @@ class BodySizeLimit:
             await self.app(scope, counted_receive, send)
         except _BodyTooLarge:
             await too_large(scope, receive, send)
+
+    async def _buffer(self, receive: Receive) -> tuple[list[Message], bool]:
+        """The body's messages, and False when it passed the cap before it ended."""
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                return messages, True
+            size += len(message.get("body", b""))
+            if size > self.max_bytes:
+                return messages, False
+            if not message.get("more_body", False):
+                return messages, True
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A ``receive`` that hands out ``messages`` first, then reads on."""
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
 
 
 class _BodyTooLarge(Exception):
@@ -156,7 +206,9 @@ def install_middleware(
         path = request.url.path
         exempt = path in RATE_LIMIT_EXEMPT or path.startswith("/static/")
         if limiter is not None and per_minute > 0 and not exempt:
-            retry_after = await limiter.hit(client_key(request), per_minute)
+            retry_after = await limiter.hit(
+                client_key(request, request.app.state.keyring), per_minute
+            )
             if retry_after is not None:
                 return error_response(
                     429,

@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     retrieve_default_limit: int = Field(default=15, ge=1, le=50)
     query_max_chars: int = Field(default=2000, ge=1, le=2000)
     spelling_repair: bool = True
-    fusion: Literal["rrf", "zscore"] = "rrf"
+    fusion: Literal["rrf", "zscore"] = "zscore"
     dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     bm25_method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     bm25_k1: float = Field(default=1.2, gt=0.0)

@@ -1,34 +1,51 @@
 """The incident service: create incidents, run them to review, apply decisions exactly once.
 
-Requests flow api → service → graph. The index row is written before the graph runs, and
-status changes are compare-and-set, so a crash at any point leaves a state that ``recover()``
-can finish: runs cut off mid-analysis resume from their last checkpoint, and a decision cut
-off before it was applied leaves the review pending again.
+Requests flow api → service → graph. The index row (with its ``created`` event and any
+``Idempotency-Key``) is written in one transaction before the graph runs, and status changes
+are compare-and-set, so a crash at any point leaves a state that ``recover()`` can finish:
+runs cut off mid-analysis or mid-decision run on from their last checkpoint, a decision that
+never reached the graph leaves the review pending again. The index status, the audit events
+(each with an idempotent key, see ``app.incidents.records``) and the history entry are all
+derived from the graph state, the index last, so recovery writes whatever a crash left out,
+exactly once. A create that fails (rather than crashes) is rolled back: nothing of it stays.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
+import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from pydantic import ValidationError
 
 from app.core.errors import Conflict, NotFound, ValidationFailed
 from app.graph.state import RcaState
+from app.incidents.edits import check_edit
+from app.incidents.groups import assign_group
 from app.incidents.postmortem import Postmortem, build_postmortem
+from app.incidents.records import (
+    DECIDED,
+    created_event,
+    decision_event,
+    draft_event,
+    draft_summary,
+)
 from app.incidents.redaction import Redactor
-from app.incidents.repository import AuditEvent, IncidentRepository
+from app.incidents.repository import AuditEvent, IdempotencyRecord, IncidentRepository
+from app.incidents.text import storable
 from app.rag.history import IncidentHistory
 from app.rca.citations import allowed_evidence_ids, filter_rca
+from app.rca.grounding import CitationChecker
 from app.rca.schema import Rca
 from app.schemas import (
     DecisionAction,
@@ -44,6 +61,13 @@ logger = logging.getLogger(__name__)
 
 Graph = CompiledStateGraph[RcaState, Any, RcaState, RcaState]
 
+#: The checkpoint channel holding a resume value (langgraph's ``RESUME``): a review whose
+#: interrupt has one is being decided, not waiting.
+RESUME_CHANNEL = "__resume__"
+
+#: How long an ``Idempotency-Key`` is remembered unless the service is told otherwise.
+DEFAULT_IDEMPOTENCY_TTL = timedelta(hours=24)
+
 
 def utcnow() -> str:
     """Current UTC time as ISO 8601."""
@@ -53,42 +77,6 @@ def utcnow() -> str:
 def thread_config(incident_id: str) -> RunnableConfig:
     """The graph config addressing one incident's thread."""
     return {"configurable": {"thread_id": incident_id}}
-
-
-def rca_diff(original: dict[str, Any] | None, edited: dict[str, Any] | None) -> str | None:
-    """A unified diff of the reviewer's edit (pretty-printed JSON), or None without an edit."""
-    if not original or not edited:
-        return None
-
-    def lines(rca: dict[str, Any]) -> list[str]:
-        return json.dumps(rca, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-
-    return "\n".join(
-        difflib.unified_diff(lines(original), lines(edited), "original", "edited", lineterm="")
-    )
-
-
-def draft_summary(rca: dict[str, Any] | None) -> dict[str, Any]:
-    """Index fields taken from a draft."""
-    rca = rca or {}
-    return {"confidence": rca.get("confidence"), "summary": (rca.get("summary") or "")[:300]}
-
-
-def collected_record(values: dict[str, Any]) -> dict[str, Any]:
-    """What was collected for a draft, for its audit event: items without chart points.
-
-    Empty when no source is configured, so such drafts are recorded exactly as before.
-    """
-    if "collected_evidence" not in values and "sources_unavailable" not in values:
-        return {}
-    return {
-        "collected_evidence": [
-            {k: v for k, v in item.items() if k != "points"}
-            for item in values.get("collected_evidence", [])
-        ],
-        "sources_unavailable": values.get("sources_unavailable", []),
-        "collected_at": values.get("collected_at"),
-    }
 
 
 class IncidentObserver(Protocol):
@@ -113,12 +101,30 @@ class IncidentService:
         observers: Sequence[IncidentObserver] = (),
         redactor: Redactor | None = None,
         history: IncidentHistory | None = None,
+        idempotency_ttl: timedelta = DEFAULT_IDEMPOTENCY_TTL,
+        checker: CitationChecker | None = None,
     ) -> None:
         self.graph = graph
         self.repository = repository
         self.observers = list(observers)
         self.redactor = redactor or Redactor()
         self.history = history
+        self.idempotency_ttl = idempotency_ttl
+        # Checks a reviewer's edited claims like the draft's (app.incidents.edits).
+        self.checker = checker
+        # Runs this process drives right now: periodic recovery must leave them alone.
+        self._active: set[str] = set()
+
+    @asynccontextmanager
+    async def _driving(self, incident_id: str) -> AsyncIterator[None]:
+        """Mark a run as driven by this process for the block; 409 when it already is."""
+        if incident_id in self._active:
+            raise Conflict(f"incident '{incident_id}' is being decided elsewhere")
+        self._active.add(incident_id)
+        try:
+            yield
+        finally:
+            self._active.discard(incident_id)
 
     async def _notify(self, incident_id: str) -> None:
         """Tell observers where the incident stands; their failures are logged, not raised."""
@@ -136,10 +142,34 @@ class IncidentService:
 
     async def create(self, body: IncidentCreate) -> IncidentPublic:
         """Record the incident, run it to the review point and return it."""
-        # Masked before anything is stored, logged, sent to an LLM or notified.
-        incident = self.redactor.data(body.model_dump(mode="json", exclude_none=True))
-        incident_id = str(uuid.uuid4())
+        created, _ = await self.create_once(body, None)
+        return created
+
+    async def create_once(
+        self, body: IncidentCreate, idempotency_key: str | None
+    ) -> tuple[IncidentPublic, bool]:
+        """Create, or with a known ``idempotency_key`` return what that create made.
+
+        Returns:
+            The incident, and whether this call created it (False: a replay of the key).
+
+        Raises:
+            ValidationFailed: The key was used with another body.
+        """
+        # Unstorable characters stripped, then masked, before anything is stored or sent.
+        incident = self.redactor.data(storable(body.model_dump(mode="json", exclude_none=True)))
+        digest = hashlib.sha256(json.dumps(incident, sort_keys=True).encode()).hexdigest()
         now = utcnow()
+        record = None
+        if idempotency_key is not None:
+            cutoff = (datetime.now(UTC) - self.idempotency_ttl).isoformat()
+            held = await self.repository.idempotency_record(idempotency_key, cutoff)
+            if held is not None:
+                return await self._replay(held, digest), False
+            record = IdempotencyRecord(idempotency_key, digest, "", now)
+        incident_id = str(uuid.uuid4())
+        if record is not None:
+            record = IdempotencyRecord(record.key, digest, incident_id, now)
         initial: RcaState = {
             "incident_id": incident_id,
             "incident": incident,
@@ -147,22 +177,45 @@ class IncidentService:
             "drafts": [],
         }
         # Held while the run is in flight: no other worker starting up "recovers" it.
-        async with self.repository.lease(incident_id):
-            await self.repository.insert(
+        async with self.repository.lease(incident_id), self._driving(incident_id):
+            held = await self.repository.insert(
                 {
                     "id": incident_id,
                     "status": IncidentStatus.ANALYZING.value,
                     "error_code": incident.get("error_code"),
                     "service": incident.get("service"),
+                    "message": incident.get("message"),
+                    "event": incident.get("event"),
                     "created_at": now,
                     "updated_at": now,
-                }
+                },
+                [created_event(incident, now)],
+                record,
             )
-            await self.repository.add_event(
-                incident_id, AuditEvent("created", now, None, None, None, {"incident": incident})
-            )
-            await self._run(incident_id, initial)
-        return await self.get(incident_id)
+            if held is not None:
+                # A concurrent create with the same key won the insert.
+                return await self._replay(held, digest), False
+            try:
+                await self._run(incident_id, initial)
+            except BaseException:
+                # All or nothing for the client: a failed create leaves no review behind.
+                await self._discard(incident_id)
+                raise
+        snapshot = await self.graph.aget_state(thread_config(incident_id))
+        await assign_group(self.repository, incident_id, snapshot.values, now)
+        return await self.get(incident_id), True
+
+    async def _replay(self, held: IdempotencyRecord, digest: str) -> IncidentPublic:
+        if held.request_hash != digest:
+            raise ValidationFailed("Idempotency-Key was already used with a different request body")
+        return await self.get(held.incident_id)
+
+    async def _discard(self, incident_id: str) -> None:
+        try:
+            await self.repository.delete(incident_id)
+        except Exception:
+            # The store itself is failing: recovery finishes the run on the next start.
+            logger.exception("could not roll back failed create of incident %s", incident_id)
 
     async def _run(self, incident_id: str, graph_input: RcaState | Command[Any] | None) -> None:
         """Run (or resume) the graph and bring the index up to date with where it stopped."""
@@ -170,40 +223,51 @@ class IncidentService:
         await self._sync_index(incident_id)
         await self._notify(incident_id)
 
+    async def _awaiting_review(self, snapshot: Any) -> bool:
+        """Whether the run waits on an unanswered interrupt (a held resume value runs on)."""
+        if not snapshot.interrupts:
+            return False
+        saver = self.graph.checkpointer
+        if not isinstance(saver, BaseCheckpointSaver):
+            return True
+        saved = await saver.aget_tuple(snapshot.config)
+        writes = (saved.pending_writes if saved else None) or []
+        return not any(channel == RESUME_CHANNEL for _, channel, _ in writes)
+
     async def _sync_index(self, incident_id: str) -> None:
+        """Write what the graph state implies: events, history, then the index status.
+
+        Every write is idempotent and the index comes last, so after a crash the row is
+        still in flight and recovery repeats this until it completes.
+        """
         snapshot = await self.graph.aget_state(thread_config(incident_id))
         values = snapshot.values
         now = utcnow()
-        if any(task.interrupts for task in snapshot.tasks):
+        if await self._awaiting_review(snapshot):
+            if values.get("decision", {}).get("action") == "reanalyze":
+                await self._record_decision(incident_id, values)
+            await self.repository.add_event(incident_id, draft_event(values, now))
             await self.repository.update(
                 incident_id,
                 status=IncidentStatus.AWAITING_REVIEW.value,
                 updated_at=now,
                 **draft_summary(values.get("rca")),
             )
-            await self.repository.add_event(
-                incident_id,
-                AuditEvent(
-                    "draft",
-                    now,
-                    values.get("rca", {}).get("provenance", {}).get("generator"),
-                    None,
-                    None,
-                    {
-                        "rca": values.get("rca"),
-                        "dropped_evidence_ids": values.get("dropped_evidence_ids", []),
-                        **collected_record(values),
-                    },
-                ),
-            )
-        elif not snapshot.next and values.get("status") in ("approved", "rejected"):
-            decision = values.get("decision", {})
+        elif not snapshot.next and values.get("status") in DECIDED:
+            await self._record_decision(incident_id, values)
+            await self._learn(incident_id)
             await self.repository.update(
                 incident_id,
                 status=values["status"],
-                decided_by=decision.get("reviewer"),
+                decided_by=values.get("decision", {}).get("reviewer"),
+                decision_action=values.get("decision", {}).get("action"),
                 updated_at=now,
             )
+
+    async def _record_decision(self, incident_id: str, values: dict[str, Any]) -> None:
+        event = decision_event(values)
+        if event is not None:
+            await self.repository.add_event(incident_id, event)
 
     async def get(self, incident_id: str) -> IncidentPublic:
         """One incident with its full analysis (from the latest checkpoint, no replay)."""
@@ -224,8 +288,10 @@ class IncidentService:
             dropped_evidence_ids=values.get("dropped_evidence_ids", []),
             unsupported_citations=values.get("unsupported_citations", []),
             low_confidence=values.get("low_confidence", False),
+            diagnosis=values.get("diagnosis"),
             decision=values.get("decision"),
             drafts=values.get("drafts", []),
+            assignee=row.get("assignee"),
             created_at=row["created_at"],
             updated_at=row["updated_at"],
         )
@@ -233,9 +299,8 @@ class IncidentService:
     async def page(self, status: str | None, limit: int, offset: int) -> IncidentList:
         """A page of incidents from the index, newest first."""
         rows, total = await self.repository.page(status, limit, offset)
-        return IncidentList(
-            items=[IncidentSummary(**r) for r in rows], total=total, limit=limit, offset=offset
-        )
+        items = [IncidentSummary(**{k: v for k, v in r.items() if k != "message"}) for r in rows]
+        return IncidentList(items=items, total=total, limit=limit)
 
     async def audit(self, incident_id: str) -> list[AuditEvent]:
         """The incident's audit trail."""
@@ -257,7 +322,16 @@ class IncidentService:
             raise NotFound(f"no incident with id '{incident_id}'")
         snapshot = await self.graph.aget_state(thread_config(incident_id))
         resume = self._resume_value(decision, actor, snapshot.values)
-        async with self.repository.lease(incident_id) as owned:
+        if "rca" in resume and self.checker is not None and snapshot.values:
+            resume["rca"] = await asyncio.to_thread(
+                check_edit,
+                resume["rca"],
+                snapshot.values.get("rca"),
+                snapshot.values,
+                self.checker,
+                confirm_unsupported=decision.confirm_unsupported,
+            )
+        async with self.repository.lease(incident_id) as owned, self._driving(incident_id):
             if not owned:
                 # Another worker is analysing, deciding or recovering it right now.
                 raise Conflict(f"incident '{incident_id}' is being decided elsewhere")
@@ -270,7 +344,7 @@ class IncidentService:
             if not claimed:
                 raise self._not_pending(await self.repository.get(incident_id) or row)
             # Resuming a thread with no pending interrupt would start a new run: check first.
-            if not any(task.interrupts for task in snapshot.tasks):
+            if not await self._awaiting_review(snapshot):
                 await self._release(incident_id)
                 raise Conflict(f"incident '{incident_id}' has no pending review")
             try:
@@ -278,24 +352,8 @@ class IncidentService:
             except Exception:
                 await self._release(incident_id)
                 raise
-            now = utcnow()
-            await self.repository.add_event(
-                incident_id,
-                AuditEvent(
-                    "decision",
-                    now,
-                    actor,
-                    decision.action.value,
-                    resume["comment"],
-                    {
-                        "original_rca": snapshot.values.get("rca"),
-                        "edited_rca": resume.get("rca"),
-                        "diff": rca_diff(snapshot.values.get("rca"), resume.get("rca")),
-                    },
-                ),
-            )
+            # The decision event, the history entry and the index status, from the state.
             await self._sync_index(incident_id)
-            await self._learn(incident_id)
             await self._notify(incident_id)
         return await self.get(incident_id)
 
@@ -330,7 +388,10 @@ class IncidentService:
         self, decision: DecisionCreate, actor: str, values: dict[str, Any]
     ) -> dict[str, Any]:
         """The plain value the approval node is resumed with; validated before any claim."""
+        decision = DecisionCreate.model_validate(storable(decision.model_dump(mode="json")))
         resume: dict[str, Any] = {
+            # The decision's idempotency key in the audit trail.
+            "id": uuid.uuid4().hex,
             "action": decision.action.value,
             "reviewer": actor,
             "comment": self.redactor.text(decision.comment) if decision.comment else None,
@@ -377,8 +438,11 @@ class IncidentService:
             utcnow(),
         )
 
-    async def _initial_input(self, row: dict[str, Any]) -> RcaState:
-        created = next(e for e in await self.repository.events(row["id"]) if e.type == "created")
+    async def _initial_input(self, row: dict[str, Any]) -> RcaState | None:
+        events = await self.repository.events(row["id"])
+        created = next((e for e in events if e.type == "created"), None)
+        if created is None:
+            return None
         return {
             "incident_id": row["id"],
             "incident": created.data["incident"],
@@ -397,32 +461,57 @@ class IncidentService:
         in_flight = (IncidentStatus.ANALYZING.value, IncidentStatus.DECIDING.value)
         async with self.repository.recovery_lock():
             for listed in await self.repository.with_status(*in_flight):
+                if listed["id"] in self._active:
+                    continue
                 async with self.repository.lease(listed["id"]) as owned:
                     # Re-read under the lease: another worker may have finished it meanwhile.
                     row = await self.repository.get(listed["id"]) if owned else None
-                    if row is not None and row["status"] in in_flight:
+                    # No await between this check and _recover_one's claim of the run.
+                    if (
+                        row is not None
+                        and row["status"] in in_flight
+                        and row["id"] not in self._active
+                    ):
                         touched += await self._recover_one(row)
         return touched
 
+    async def recover_periodically(self, interval: float) -> None:
+        """Recover every ``interval`` seconds until cancelled; failures are logged."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                recovered = await self.recover()
+            except Exception:
+                logger.exception("periodic recovery failed")
+                continue
+            if recovered:
+                logger.info("took over %d interrupted incident run(s)", recovered)
+
     async def _recover_one(self, row: dict[str, Any]) -> int:
-        """Finish one interrupted run; 1 when done, 0 when it failed again (logged)."""
+        """Finish one interrupted run; 1 when done, 0 when it failed again (logged).
+
+        Waiting on an unanswered interrupt: the review is pending (again). Anything else
+        pending, a decision's resume value included, runs on to the end. A finished run gets
+        whatever of its events, history entry and index status a crash left out.
+        """
         incident_id = row["id"]
-        snapshot = await self.graph.aget_state(thread_config(incident_id))
         try:
-            if any(task.interrupts for task in snapshot.tasks):
-                # A decision that never reached the graph: the review is pending again.
-                await self.repository.update(
-                    incident_id,
-                    status=IncidentStatus.AWAITING_REVIEW.value,
-                    updated_at=utcnow(),
-                )
-            elif not snapshot.values:
-                # Crashed before the first checkpoint: start again from the recorded input.
-                await self._run(incident_id, await self._initial_input(row))
-            elif snapshot.next:
-                await self._run(incident_id, None)
-            else:
-                await self._sync_index(incident_id)
+            async with self._driving(incident_id):
+                snapshot = await self.graph.aget_state(thread_config(incident_id))
+                if not snapshot.values:
+                    # Crashed before the first checkpoint: start again from the recorded input.
+                    initial = await self._initial_input(row)
+                    if initial is None:
+                        await self.repository.delete(incident_id)
+                    else:
+                        await self._run(incident_id, initial)
+                elif await self._awaiting_review(snapshot):
+                    await self._sync_index(incident_id)
+                else:
+                    # A live snapshot may show no ``next`` while a finished task's writes
+                    # wait for the step's checkpoint; running on with no input commits
+                    # them, and is a no-op on a run that already reached its end.
+                    await self._run(incident_id, None)
         except Exception:
             logger.exception("could not recover incident %s", incident_id)
             return 0

@@ -1,8 +1,9 @@
 """Incident history: every approved RCA becomes knowledge the next incident can find.
 
 Most incidents recur. When a review is approved (as drafted or edited), the final RCA is stored
-as a doc in the ``incident_history`` collection — id from a content hash, metadata with the
-incident id, error code, decision time and reviewer — before the decision response returns.
+as a doc in the ``incident_history`` collection — id from the incident id, so an incident is
+stored once however often recovery repeats the write, metadata with the incident id, error
+code, decision time and reviewer — before the decision response returns.
 Rejected RCAs are never learned. The rag node searches this collection beside the error docs
 and the API shows the matches as ``similar_past_incidents``.
 """
@@ -64,9 +65,9 @@ class IncidentHistory:
         decided_at: str,
         reviewer: str | None,
     ) -> str:
-        """Store an approved RCA; idempotent (same content, same id). Returns the doc id."""
+        """Store an approved RCA; idempotent (one doc per incident). Returns the doc id."""
         text = history_text(incident, rca)
-        doc_id = ID_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        doc_id = ID_PREFIX + hashlib.sha256(incident_id.encode("utf-8")).hexdigest()[:16]
         with self._lock:
             if doc_id in self._known:
                 return doc_id
@@ -77,7 +78,8 @@ class IncidentHistory:
                 "reviewer": reviewer or "",
                 "summary": str(rca.get("summary", ""))[:1000],
             }
-            self.store.add([KnowledgeChunk(id=doc_id, text=text, metadata=metadata)])
+            # Upsert: another worker sharing the store may have written it meanwhile.
+            self.store.upsert([KnowledgeChunk(id=doc_id, text=text, metadata=metadata)])
             self._known.add(doc_id)
         return doc_id
 
