@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from app.evaluation.metrics import (
@@ -16,7 +15,6 @@ from app.evaluation.metrics import (
     ranking_from_scores,
     recall_at_k,
 )
-from app.evaluation.modes import rrf_fuse, top_k
 
 L3 = math.log2(3)
 L5 = math.log2(5)
@@ -103,22 +101,3 @@ def test_evaluate_rankings_averages_judged_queries_only() -> None:
     assert metrics["hit@5"] == pytest.approx(2 / 3)
     assert metrics["recall@100"] == pytest.approx(2 / 3)
     assert metrics["ndcg@10"] == pytest.approx((1 + 1 / L3 + 0) / 3)
-
-
-def test_rrf_hand_computed() -> None:
-    fused = rrf_fuse([["a", "b"], ["b", "c"]], k=60)
-    assert [d for d, _ in fused] == ["b", "a", "c"]
-    assert dict(fused) == pytest.approx({"a": 1 / 61, "b": 1 / 62 + 1 / 61, "c": 1 / 62})
-
-
-def test_rrf_ties_break_by_id_and_repeats_count_once() -> None:
-    assert rrf_fuse([["b"], ["a"]], k=1) == [("a", 0.5), ("b", 0.5)]
-    assert rrf_fuse([["a", "a"]], k=0) == [("a", 1.0)]
-
-
-def test_top_k_keeps_corpus_order_on_ties() -> None:
-    scores = np.array([0.5, 0.9, 0.5, 0.1, 0.9], dtype=np.float32)
-    ids = ["a", "b", "c", "d", "e"]
-    assert [d for d, _ in top_k(scores, ids, 4)] == ["b", "e", "a", "c"]
-    assert [d for d, _ in top_k(scores, ids, 10)] == ["b", "e", "a", "c", "d"]
-    assert top_k(scores, ids, 0) == []

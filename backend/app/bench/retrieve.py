@@ -50,7 +50,7 @@ def retrieval_modes(engine: RetrievalEngine, limit: int) -> dict[str, Callable[[
     """
     store = engine.store
     # The same index the engine builds in ``refresh``: BM25 over every stored chunk.
-    index = KeywordIndex(store.all_chunks())
+    index = KeywordIndex(store.all_chunks(), engine.config.bm25)
     depth = max(limit, engine.config.candidates)
     return {
         "dense": lambda query: store.query(query, depth),

@@ -1,7 +1,14 @@
-"""Load a BEIR-layout folder: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
+"""BEIR evaluation of the product's retrieval engine: load a folder, store it, rank, score.
 
-A doc's text is its title and body joined by a space; the title and body are also kept apart for
-modes that treat the title on its own. Only the queries judged in the chosen
+The folder has ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``. Each mode
+(``app.evaluation.configurations``) builds the product's own ``RetrievalEngine`` over an
+in-memory Chroma collection of the corpus, embedded by the product embedder through the on-disk
+cache (``app.evaluation.embedding_cache``), and asks it for 100 docs per query through
+``retrieve`` — the call the rag node, ``POST /retrieve`` and ``POST /rag/query`` make. A corpus
+stored as windows (``windows`` > 0) scores each document by its best window.
+
+A doc's text is its title and body joined by a space; the title is also kept in its metadata
+(the BM25 title field). Only the queries judged in the chosen
 split are evaluated, in ``queries.jsonl`` order; ``limit`` keeps the first N of them. A reduced
 corpus (``max_corpus``) keeps every doc judged for the evaluated queries plus the first N other
 docs in file order, so small CI runs are deterministic and still contain every right answer.
@@ -9,19 +16,32 @@ docs in file order, so small CI runs are deterministic and still contain every r
 
 from __future__ import annotations
 
-import hashlib
 import json
+import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import chromadb
+
 from app.core.errors import ConfigurationError
+from app.evaluation.configurations import Configuration
+from app.evaluation.embedding_cache import CachedEmbedder
 from app.evaluation.metrics import evaluate_rankings
-from app.evaluation.modes import MODES, Corpus, ModeContext, ModeOptions
 from app.rag.embedding import Embedder, sha256_of
-from app.rag.rerank import Reranker
+from app.rag.engine import RetrievalEngine
+from app.rag.ingest import KnowledgeChunk
+from app.rag.retrieve import RankedDoc
+from app.rag.store import VectorStore
+from app.rag.windows import PARENT_KEY, window_chunks, wordpiece_offsets
+
+logger = logging.getLogger(__name__)
+
+#: Docs asked of the engine per query.
+DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -46,22 +66,6 @@ class BeirDataset:
     qrels: dict[str, dict[str, int]]
     corpus_sha256: str
     corpus_size: int
-
-    @property
-    def corpus_key(self) -> str:
-        """Identity of the doc set actually loaded: corpus file digest, size and ids digest."""
-        ids_digest = hashlib.sha256("\n".join(self.doc_ids).encode("utf-8")).hexdigest()
-        return f"{self.corpus_sha256[:16]}-n{len(self.doc_ids)}-{ids_digest[:12]}"
-
-    def corpus(self) -> Corpus:
-        """The loaded docs as the modes index them."""
-        return Corpus(
-            ids=self.doc_ids,
-            texts=self.doc_texts,
-            key=self.corpus_key,
-            titles=self.doc_titles,
-            bodies=self.doc_bodies,
-        )
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -178,56 +182,122 @@ def load_beir(
     )
 
 
+def _doc_metadata(doc_id: str, title: str) -> dict[str, str | int]:
+    return {PARENT_KEY: doc_id, "title": title} if title else {PARENT_KEY: doc_id}
+
+
+def corpus_chunks(dataset: BeirDataset, windows: int, stride: int) -> list[KnowledgeChunk]:
+    """The corpus as the knowledge collection stores it: whole docs, or windows of long ones."""
+    if windows <= 0:
+        return [
+            KnowledgeChunk(id=i, text=t, metadata=_doc_metadata(i, title))
+            for i, t, title in zip(
+                dataset.doc_ids, dataset.doc_texts, dataset.doc_titles, strict=True
+            )
+        ]
+    offsets = wordpiece_offsets(dataset.doc_bodies)
+    return [
+        chunk
+        for i, title, body, spans in zip(
+            dataset.doc_ids, dataset.doc_titles, dataset.doc_bodies, offsets, strict=True
+        )
+        for chunk in window_chunks(i, title, body, size=windows, stride=stride, offsets=spans)
+    ]
+
+
+class _Collections:
+    """One in-memory collection per way of storing the corpus, shared by the modes."""
+
+    def __init__(self, dataset: BeirDataset, embedder: Embedder) -> None:
+        self.dataset = dataset
+        self.embedder = embedder
+        self.client = chromadb.EphemeralClient()
+        self._stores: dict[tuple[int, int], VectorStore] = {}
+
+    def store(self, windows: int, stride: int) -> VectorStore:
+        key = (windows, stride if windows else 0)
+        if key not in self._stores:
+            name = f"beir-{uuid.uuid4().hex[:10]}"
+            store = VectorStore(self.client, self.embedder, name)
+            chunks = corpus_chunks(self.dataset, *key)
+            store.upsert(chunks, batch_size=self.client.get_max_batch_size())
+            logger.info("stored %d chunk(s) as %s", len(chunks), name)
+            self._stores[key] = store
+        return self._stores[key]
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            self.client.delete_collection(store.collection_name)
+
+
+def doc_ranking(docs: Sequence[RankedDoc]) -> list[str]:
+    """Document ids in rank order (a window counts as its document)."""
+    return [str(d.metadata.get(PARENT_KEY) or d.id) for d in docs]
+
+
 def evaluate_beir(
     dataset: BeirDataset,
-    modes: Sequence[str],
-    embedder_factory: Callable[[], Embedder],
-    cache_dir: Path | None = None,
-    options: ModeOptions | None = None,
-    reranker: Reranker | None = None,
+    modes: Sequence[Configuration],
+    embedder: CachedEmbedder,
+    depth: int = DEPTH,
 ) -> dict[str, Any]:
-    """Rank every evaluated query with each mode and average the standard metrics.
+    """Rank every evaluated query with the product engine in each mode and average the metrics.
 
     Args:
         dataset: The loaded split.
-        modes: Registered mode names, e.g. ``["dense", "bm25", "hybrid"]``.
-        embedder_factory: Builds the embedder the first time a mode needs it.
-        cache_dir: Where doc embeddings are cached (``None``: no cache).
-        options: The modes' parameters (RRF k, depth, windows, blend weight); ``depth`` is
-            also how many docs each query retrieves (recall@100 needs 100).
-        reranker: The second stage of ``hybrid+rerank`` (that mode needs one).
+        modes: Engine configurations (``parse_mode``).
+        embedder: The product embedder behind the cache; the queries are embedded in one batch.
+        depth: Docs asked of the engine per query (recall@100 needs 100).
 
     Returns:
         ``{"dataset", "split", "queries", "docs", "corpus_docs", "modes": {mode: metrics}}``;
-        each mode also carries ``build_s`` and ``query_s`` wall-clock seconds.
-
-    Raises:
-        ConfigurationError: When a mode name is not registered.
+        each mode also carries its ``config``, ``build_s`` and ``query_s`` wall-clock seconds,
+        ``short@10`` (queries given fewer than 10 docs) and ``empty`` (given none).
     """
-    unknown = [m for m in modes if m not in MODES]
-    if unknown:
-        raise ConfigurationError(f"unknown mode(s) {', '.join(unknown)}; known: {', '.join(MODES)}")
-    options = options or ModeOptions()
-    context = ModeContext(dataset.corpus(), embedder_factory, cache_dir, options, reranker)
-    depth = options.depth
     texts = [q.text for q in dataset.queries]
-    results: dict[str, dict[str, float]] = {}
-    for mode in modes:
-        started = time.perf_counter()
-        ranker = context.ranker(mode)
-        built = time.perf_counter()
-        ranked = ranker.rank(texts, depth)
-        done = time.perf_counter()
-        rankings = {q.id: [d for d, _ in r] for q, r in zip(dataset.queries, ranked, strict=True)}
-        metrics = evaluate_rankings(rankings, dataset.qrels)
-        metrics["build_s"] = round(built - started, 3)
-        metrics["query_s"] = round(done - built, 3)
-        results[mode] = metrics
+    started = time.perf_counter()
+    caps = {m.engine.query_max_chars for m in modes}
+    embedder.warm([t[:cap] for cap in caps for t in texts])
+    warmed = round(time.perf_counter() - started, 3)
+    collections = _Collections(dataset, embedder)
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        for mode in modes:
+            started = time.perf_counter()
+            store = collections.store(mode.window_tokens, mode.window_stride)
+            engine = RetrievalEngine(store, mode.engine)
+            built = time.perf_counter()
+            rankings: dict[str, list[str]] = {}
+            short = empty = 0
+            try:
+                for query in dataset.queries:
+                    docs = engine.retrieve(query.text, depth).docs if query.text.strip() else []
+                    rankings[query.id] = doc_ranking(docs)
+                    short += len(docs) < 10
+                    empty += not docs
+            finally:
+                engine.close()
+            done = time.perf_counter()
+            metrics: dict[str, Any] = dict(evaluate_rankings(rankings, dataset.qrels))
+            metrics.update(
+                {
+                    "short@10": short,
+                    "empty": empty,
+                    "build_s": round(built - started, 3),
+                    "query_s": round(done - built, 3),
+                    "config": mode.summary(),
+                }
+            )
+            results[mode.name] = metrics
+            logger.info("%s: ndcg@10 %.4f", mode.name, metrics["ndcg@10"])
+    finally:
+        collections.close()
     return {
         "dataset": dataset.name,
         "split": dataset.split,
         "queries": len(dataset.queries),
         "docs": len(dataset.doc_ids),
         "corpus_docs": dataset.corpus_size,
+        "query_embedding_s": warmed,
         "modes": results,
     }

@@ -5,6 +5,13 @@ and replaced atomically by ``rebuild`` (searches in flight keep the snapshot the
 It also maps canonical error codes (from each chunk's ``error_code`` metadata) to chunk ids, so a
 code typed in a query finds its entry even when neither retriever ranked it, and counts the
 chunks' words for spelling repair (``app.rag.spelling``).
+
+Scoring (``Bm25Params``, set from ``EngineConfig``): the bm25s variant, k1 and b, and field
+weights — a chunk's ``title`` metadata and its own ``error_code`` are indexed extra times, like a
+title field weighted above the body. Every hit also carries its *coverage*: the share of the
+query's word weight (idf) the chunk contains, a score on a fixed 0-1 scale that the retrieval
+floor can compare (``app.rag.gates``). Query tokens with a digit that the index has never seen
+(ids, counters, addresses) are left out of coverage: such values differ in every incident.
 """
 
 from __future__ import annotations
@@ -24,13 +31,20 @@ from app.rag.tokenize import canonical_code, tokenize
 
 logger = logging.getLogger(__name__)
 
-#: Lucene BM25 with the classic parameters; SciFact tuning (k1 1.2, b 0.9) gained < 0.01 nDCG.
-BM25_METHOD = "lucene"
-BM25_K1 = 1.2
-BM25_B = 0.75
 #: Extra copies of a chunk's own ``error_code`` token (field weighting, like repeating a title):
 #: an entry that merely mentions another code, as a contrast, must not outrank that code's entry.
 CODE_FIELD_REPEATS = 2
+
+
+@dataclass(frozen=True)
+class Bm25Params:
+    """The BM25 variant and field weights (``RCA_BM25_*``; defaults in ``EngineConfig``)."""
+
+    method: str = "lucene"
+    k1: float = 1.2
+    b: float = 0.75
+    #: Times a chunk's ``title`` metadata is indexed on top of its text (0 = text only).
+    title_repeats: int = 0
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,8 @@ class KeywordHit:
 
     chunk: KnowledgeChunk
     score: float
+    #: Share (0-1) of the query's word weight found in the chunk.
+    coverage: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -49,13 +65,16 @@ class _Snapshot:
     words: Counter[str] = field(default_factory=Counter)
 
 
-def _document_tokens(chunk: KnowledgeChunk) -> list[str]:
+def _document_tokens(chunk: KnowledgeChunk, params: Bm25Params) -> list[str]:
     code = chunk.metadata.get("error_code")
     extra = [canonical_code(str(code))] * CODE_FIELD_REPEATS if code else []
+    title = chunk.metadata.get("title")
+    if title and params.title_repeats > 0:
+        extra += tokenize(str(title)) * params.title_repeats
     return tokenize(chunk.text) + extra
 
 
-def _build(chunks: Sequence[KnowledgeChunk]) -> _Snapshot:
+def _build(chunks: Sequence[KnowledgeChunk], params: Bm25Params) -> _Snapshot:
     chunks = list(chunks)
     by_code: dict[str, list[int]] = {}
     for position, chunk in enumerate(chunks):
@@ -64,8 +83,8 @@ def _build(chunks: Sequence[KnowledgeChunk]) -> _Snapshot:
             by_code.setdefault(canonical_code(str(code)), []).append(position)
     if not chunks:
         return _Snapshot(chunks=[], model=None, by_code=by_code)
-    model = bm25s.BM25(method=BM25_METHOD, k1=BM25_K1, b=BM25_B)
-    model.index([_document_tokens(c) for c in chunks], show_progress=False)
+    model = bm25s.BM25(method=params.method, k1=params.k1, b=params.b)
+    model.index([_document_tokens(c, params) for c in chunks], show_progress=False)
     words = word_counts(c.text for c in chunks)
     return _Snapshot(chunks=chunks, model=model, by_code=by_code, words=words)
 
@@ -73,12 +92,15 @@ def _build(chunks: Sequence[KnowledgeChunk]) -> _Snapshot:
 class KeywordIndex:
     """BM25 over a set of chunks, with an error-code lookup."""
 
-    def __init__(self, chunks: Sequence[KnowledgeChunk] = ()) -> None:
-        self._snapshot = _build(chunks)
+    def __init__(
+        self, chunks: Sequence[KnowledgeChunk] = (), params: Bm25Params | None = None
+    ) -> None:
+        self.params = params or Bm25Params()
+        self._snapshot = _build(chunks, self.params)
 
     def rebuild(self, chunks: Sequence[KnowledgeChunk]) -> None:
         """Replace the index with one over ``chunks`` (an atomic swap)."""
-        self._snapshot = _build(chunks)
+        self._snapshot = _build(chunks, self.params)
         logger.debug("keyword index rebuilt over %d chunk(s)", len(chunks))
 
     def __len__(self) -> int:
@@ -97,13 +119,19 @@ class KeywordIndex:
         snapshot = self._snapshot
         if snapshot.model is None or k <= 0:
             return []
-        token_ids = snapshot.model.get_tokens_ids(tokenize(query))
+        tokens = tokenize(query)
+        token_ids = snapshot.model.get_tokens_ids(tokens)
         if not token_ids:
             return []
         scores = np.asarray(snapshot.model.get_scores_from_ids(token_ids), dtype=np.float64)
-        positive = [int(i) for i in np.flatnonzero(scores > 0)]
-        positive.sort(key=lambda i: (-scores[i], snapshot.chunks[i].id))
-        return [KeywordHit(snapshot.chunks[i], float(scores[i])) for i in positive[:k]]
+        positive = np.flatnonzero(scores > 0)
+        if len(positive) > k:
+            positive = positive[np.argpartition(-scores[positive], k - 1)[:k]]
+        top = sorted((int(i) for i in positive), key=lambda i: (-scores[i], snapshot.chunks[i].id))
+        coverage = _coverage(snapshot.model, tokens, top)
+        return [
+            KeywordHit(snapshot.chunks[i], float(scores[i]), coverage[n]) for n, i in enumerate(top)
+        ]
 
     def words(self) -> Mapping[str, int]:
         """Lower-case words of the indexed chunks with their counts."""
@@ -120,3 +148,31 @@ class KeywordIndex:
                     seen.add(position)
                     out.append(snapshot.chunks[position])
         return out
+
+
+def _coverage(model: Any, tokens: Sequence[str], docs: Sequence[int]) -> list[float]:
+    """Per doc of ``docs``, the idf-weighted share of the query's distinct tokens it contains."""
+    vocab: dict[str, int] = model.vocab_dict
+    matrix = model.scores
+    total_docs = float(matrix["num_docs"])
+    indptr, indices = matrix["indptr"], matrix["indices"]
+    wanted = np.asarray(docs, dtype=np.int64)
+    matched = np.zeros(len(docs), dtype=np.float64)
+    weight = 0.0
+    for token in dict.fromkeys(tokens):
+        column = vocab.get(token)
+        if column is None:
+            if any(c.isdigit() for c in token):
+                continue  # a value this corpus has never seen: not evidence either way
+            frequency = 0.0
+            holders = np.zeros(0, dtype=np.int64)
+        else:
+            holders = indices[indptr[column] : indptr[column + 1]]
+            frequency = float(len(holders))
+        idf = float(np.log(1.0 + (total_docs - frequency + 0.5) / (frequency + 0.5)))
+        weight += idf
+        if len(holders):
+            matched += idf * np.isin(wanted, holders)
+    if weight <= 0.0:
+        return [0.0] * len(docs)
+    return [float(v) for v in matched / weight]

@@ -2,17 +2,24 @@
 
 One request runs these steps:
 
-1. validate the query (blank or too long -> ``ValidationFailed``);
-2. expand it (``QueryRewriter``; default none) -- the original query is always first; when
-   it has misspelt words, search with them repaired against the knowledge base's words in its
-   place (``app.rag.spelling``; on by default, offline; the repairs are listed in ``notes``);
-3. per collection (several collections concurrently, in threads -- Chroma calls are sync):
-   dense top-k from Chroma and BM25 top-k for every query, plus the chunks whose ``error_code``
-   metadata matches a code typed in the original query;
-4. fuse every ranking with reciprocal rank fusion on ``(collection, chunk id)``; an exact
-   error-code match adds ``code_match_boost``; ties go to the higher dense score, then the higher
-   BM25 score, then the id;
-5. the retrieval floor on dense cosine similarity (code matches exempt) -- see ``gates``;
+1. validate the query (blank -> ``ValidationFailed``); a query longer than ``query_max_chars`` is
+   cut there and searched, with a note (the HTTP schemas still reject client input over 2000
+   characters; see ``app.api.retrieval_schemas``);
+2. expand it (``QueryRewriter``; default none) -- the original query is always first; with
+   ``spelling_repair`` on, misspelt words are repaired against the knowledge base's words
+   (``app.rag.spelling``; the repairs are listed in ``notes``);
+3. per collection (several collections concurrently, in threads -- Chroma calls are sync): the
+   legs (``legs``: dense top-k from Chroma and BM25 top-k, or one of them) for every query, plus the
+   chunks whose ``error_code`` metadata matches a code typed in the original query. Windows of one
+   document (``parent_id`` metadata) are one candidate scoring its best window;
+4. fuse (``fusion``: reciprocal rank fusion, or a weighted z-score blend with ``dense_weight``)
+   on ``(collection, document id)``; for each code the query names exactly, the best-fused doc
+   with that code gets ``code_match_boost`` times the spread of the fused scores (so the boost
+   means the same under either fusion, and one code never floods the top with same-tag docs);
+   ties go to the higher dense score, then the higher BM25 score, then the id;
+5. the retrieval floor on each doc's evidence, dense similarity or keyword coverage (code
+   matches exempt) -- see ``gates``; docs only BM25 found get their dense similarity computed
+   from their stored vector, so the floor never reads a missing score as zero;
 6. rerank (``Reranker``; default none) and the confidence threshold on rerank scores; a failed
    rerank keeps fusion order and says so (``rerank_fallback`` and a note);
 7. keep ``limit`` docs; ``low_confidence`` is true exactly when none survived.
@@ -25,49 +32,72 @@ the engine also rebuilds any index whose collection changed size since it was bu
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
+
+import numpy as np
 
 from app.core.config import Settings
 from app.core.errors import AppError, NotFound, UpstreamError, ValidationFailed
-from app.rag.bm25 import KeywordIndex
+from app.rag.bm25 import Bm25Params, KeywordIndex
+from app.rag.candidates import Candidate, CollectionHits, DocKey, Scored, parent_of
 from app.rag.embedding import TOKENIZER_PATH
-from app.rag.fusion import order_by_fused, reciprocal_rank_fusion
+from app.rag.fusion import order_by_fused, reciprocal_rank_fusion, zscore_fusion
 from app.rag.gates import apply_confidence, apply_floor
-from app.rag.ingest import KnowledgeChunk
 from app.rag.knowledge import KnowledgeBase
 from app.rag.packing import Budgets, PackedContext, classify_complexity, pack_context
 from app.rag.rerank import Reranker, build_reranker, rerank_permutation
 from app.rag.retrieve import RankedDoc, Retrieval
 from app.rag.rewrite import QueryRewriter
+from app.rag.services import ServiceCatalogue
 from app.rag.spelling import model_words, repair_spelling
-from app.rag.store import ScoredChunk, VectorStore
+from app.rag.store import VectorStore
 from app.rag.tokenize import canonical_code, find_codes
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-#: A candidate's stable key across collections: ``(collection name, chunk id)``.
-DocKey = tuple[str, str]
+Fusion = Literal["rrf", "zscore"]
+Legs = Literal["hybrid", "dense", "keyword"]
+
+
+def _default(name: str) -> Any:
+    """The ``Settings`` default of a field: each knob has exactly one default, there."""
+    return Settings.model_fields[name].default
 
 
 @dataclass(frozen=True)
 class EngineConfig:
-    """The engine's knobs (``Settings`` fields of the same meaning, see ``.env.example``)."""
+    """The engine's knobs: ``Settings`` fields of the same meaning and default (``.env.example``).
 
-    rrf_k: int = 60
-    candidates: int = 50
-    score_floor: float = 0.35
-    code_match_boost: float = 1.0
-    confidence_threshold: float = 0.5
+    ``legs`` is not a setting: the product always runs both; the evaluation reports each leg.
+    """
+
+    rrf_k: int = _default("rrf_k")
+    candidates: int = _default("retrieve_candidates")
+    score_floor: float = _default("score_floor")
+    code_match_boost: float = _default("code_match_boost")
+    confidence_threshold: float = _default("confidence_threshold")
     budgets: Budgets = field(default_factory=Budgets)
-    query_max_chars: int = 2000
-    default_limit: int = 15
-    spelling_repair: bool = True
+    query_max_chars: int = _default("query_max_chars")
+    default_limit: int = _default("retrieve_default_limit")
+    spelling_repair: bool = _default("spelling_repair")
+    fusion: Fusion = _default("fusion")
+    dense_weight: float = _default("dense_weight")
+    bm25: Bm25Params = field(
+        default_factory=lambda: Bm25Params(
+            method=_default("bm25_method"),
+            k1=_default("bm25_k1"),
+            b=_default("bm25_b"),
+            title_repeats=_default("bm25_title_repeats"),
+        )
+    )
+    legs: Legs = "hybrid"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EngineConfig:
@@ -86,47 +116,30 @@ class EngineConfig:
             query_max_chars=settings.query_max_chars,
             default_limit=settings.retrieve_default_limit,
             spelling_repair=settings.spelling_repair,
+            fusion=settings.fusion,
+            dense_weight=settings.dense_weight,
+            bm25=Bm25Params(
+                method=settings.bm25_method,
+                k1=settings.bm25_k1,
+                b=settings.bm25_b,
+                title_repeats=settings.bm25_title_repeats,
+            ),
         )
 
 
-@dataclass
-class _Candidate:
-    """Everything known about one doc while the rankings are merged."""
+@dataclass(frozen=True)
+class _Index:
+    """A collection's keyword index, the fingerprint it was built at, and chunks per document."""
 
-    collection: str
-    id: str
-    text: str
-    metadata: dict[str, Any]
-    dense_score: float | None = None
-    dense_rank: int | None = None
-    bm25_score: float | None = None
-    bm25_rank: int | None = None
-    code_match: bool = False
-
-    def see_dense(self, rank: int, score: float) -> None:
-        # Across several queries a doc keeps its best rank and best score.
-        self.dense_rank = rank if self.dense_rank is None else min(self.dense_rank, rank)
-        self.dense_score = score if self.dense_score is None else max(self.dense_score, score)
-
-    def see_bm25(self, rank: int, score: float) -> None:
-        self.bm25_rank = rank if self.bm25_rank is None else min(self.bm25_rank, rank)
-        self.bm25_score = score if self.bm25_score is None else max(self.bm25_score, score)
+    fingerprint: tuple[object, int]
+    keywords: KeywordIndex
+    fanout: int
 
 
-@dataclass
-class _CollectionHits:
-    """One collection's rankings for every query."""
-
-    candidates: dict[DocKey, _Candidate] = field(default_factory=dict)
-    rankings: list[list[DocKey]] = field(default_factory=list)
-
-    def candidate(self, collection: str, chunk: KnowledgeChunk | ScoredChunk) -> _Candidate:
-        key = (collection, chunk.id)
-        if key not in self.candidates:
-            self.candidates[key] = _Candidate(
-                collection=collection, id=chunk.id, text=chunk.text, metadata=dict(chunk.metadata)
-            )
-        return self.candidates[key]
+def _fanout(chunks: Sequence[Any]) -> int:
+    """Chunks per document (rounded up): how much deeper to read a leg to get ``k`` documents."""
+    documents = len({parent_of(c) for c in chunks})
+    return max(1, math.ceil(len(chunks) / documents)) if documents else 1
 
 
 def _upstream(what: str, call: Callable[[], T]) -> T:
@@ -166,7 +179,7 @@ class RetrievalEngine:
         self.config = config or EngineConfig()
         self.reranker = reranker
         self.rewriter = rewriter
-        self._indexes: dict[str, tuple[object, KeywordIndex]] = {}
+        self._indexes: dict[str, _Index] = {}
         self._index_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="retrieval")
         self.refresh()
@@ -192,29 +205,33 @@ class RetrievalEngine:
         Other collections' indexes are dropped and rebuilt on their next search.
         """
         chunks = _upstream("reading the knowledge collection", self.store.all_chunks)
-        index = KeywordIndex(chunks)
+        self.services = ServiceCatalogue.from_chunks(chunks)
+        index = self._build_index(chunks, None)
         with self._index_lock:
-            self._indexes = {self.store.collection_name: ((None, len(chunks)), index)}
+            self._indexes = {self.store.collection_name: index}
         logger.info("keyword index built over %d chunk(s)", len(chunks))
 
-    def _keyword_index(self, store: VectorStore, collection_id: object = None) -> KeywordIndex:
+    def _build_index(self, chunks: Sequence[Any], collection_id: object) -> _Index:
+        keywords = KeywordIndex(chunks, self.config.bm25)
+        return _Index((collection_id, len(chunks)), keywords, _fanout(chunks))
+
+    def _keyword_index(self, store: VectorStore, collection_id: object = None) -> _Index:
         """The collection's BM25 index, rebuilt when the collection changed since it was built."""
         count = _upstream("counting the collection", store.count)
-        fingerprint = (collection_id, count)
         with self._index_lock:
             cached = self._indexes.get(store.collection_name)
-        if cached is not None and cached[0] == fingerprint:
-            return cached[1]
+        if cached is not None and cached.fingerprint == (collection_id, count):
+            return cached
         chunks = _upstream("reading the collection", store.all_chunks)
-        index = KeywordIndex(chunks)
+        index = self._build_index(chunks, collection_id)
         with self._index_lock:
-            self._indexes[store.collection_name] = ((collection_id, len(chunks)), index)
+            self._indexes[store.collection_name] = index
         return index
 
     def _base_words(self) -> Mapping[str, int]:
         """The knowledge base's words as its index was last built; no store call per request."""
         with self._index_lock:
-            return self._indexes[self.store.collection_name][1].words()
+            return self._indexes[self.store.collection_name].keywords.words()
 
     # -- public API ------------------------------------------------------------------------
 
@@ -229,7 +246,7 @@ class RetrievalEngine:
             The ranked, gated docs; ``low_confidence`` when none survived.
 
         Raises:
-            ValidationFailed: The query is blank or too long, or ``limit`` < 1.
+            ValidationFailed: The query is blank, or ``limit`` < 1.
             UpstreamError: The vector store or embedder failed.
         """
         return self._run(query, [(self.store, None)], limit, notes=[])
@@ -250,7 +267,7 @@ class RetrievalEngine:
             The ranked, gated docs of all searched collections fused together.
 
         Raises:
-            ValidationFailed: The query is blank or too long, or ``limit`` < 1.
+            ValidationFailed: The query is blank, or ``limit`` < 1.
             NotFound: None of the collections exists.
             UpstreamError: The vector store or embedder failed.
         """
@@ -278,8 +295,6 @@ class RetrievalEngine:
     def _validate(self, query: str, limit: int) -> None:
         if not query or not query.strip():
             raise ValidationFailed("query must not be empty")
-        if len(query) > self.config.query_max_chars:
-            raise ValidationFailed(f"query is longer than {self.config.query_max_chars} characters")
         if limit < 1:
             raise ValidationFailed("limit must be at least 1")
 
@@ -300,6 +315,11 @@ class RetrievalEngine:
         notes: list[str],
     ) -> Retrieval:
         self._validate(query, limit)
+        cap = self.config.query_max_chars
+        if len(query) > cap:
+            # A long log line is still evidence: search its head rather than refuse it.
+            query = query[:cap]
+            notes = [*notes, f"query cut to its first {cap} characters"]
         queries = [query]
         if self.rewriter is not None:
             expansion = self.rewriter.expand(query)
@@ -320,7 +340,7 @@ class RetrievalEngine:
         codes = find_codes(query)
         depth = max(limit, self.config.candidates)
 
-        def search(target: tuple[VectorStore, object]) -> _CollectionHits:
+        def search(target: tuple[VectorStore, object]) -> CollectionHits:
             store, collection_id = target
             return self._search_collection(store, collection_id, queries, vectors, codes, depth)
 
@@ -329,7 +349,7 @@ class RetrievalEngine:
         else:
             per_collection = list(self._pool.map(search, targets))
 
-        ranked = self._fuse(per_collection)
+        ranked = self._fuse(per_collection, codes)
         survivors = apply_floor(ranked, self.config.score_floor)
         survivors, rerank_fallback, rerank_notes = self._rerank(query, survivors)
         docs = survivors[:limit]
@@ -350,44 +370,59 @@ class RetrievalEngine:
         vectors: Sequence[Any],
         codes: Sequence[str],
         depth: int,
-    ) -> _CollectionHits:
+    ) -> CollectionHits:
         name = store.collection_name
-        hits = _CollectionHits()
+        hits = CollectionHits()
         index = self._keyword_index(store, collection_id)
+        legs = self.config.legs
+        # Windows of one document share a leg's list; read deeper to still find ``depth`` docs.
+        chunk_depth = depth * index.fanout
         for query, vector in zip(queries, vectors, strict=True):
-            dense: list[ScoredChunk] = _upstream(
-                "searching the vector store",
-                partial(store.query_vector, vector, depth),
-            )
-            ranking: list[DocKey] = []
-            for rank, chunk in enumerate(dense, start=1):
-                hits.candidate(name, chunk).see_dense(rank, chunk.similarity)
-                ranking.append((name, chunk.id))
-            hits.rankings.append(ranking)
-            ranking = []
-            for rank, hit in enumerate(index.search(query, depth), start=1):
-                hits.candidate(name, hit.chunk).see_bm25(rank, hit.score)
-                ranking.append((name, hit.chunk.id))
-            hits.rankings.append(ranking)
-        for coded in index.with_codes(codes):
+            if legs != "keyword":
+                dense = _upstream(
+                    "searching the vector store", partial(store.query_vector, vector, chunk_depth)
+                )
+                hits.add_dense(name, dense)
+            if legs != "dense":
+                hits.add_keyword(name, index.keywords.search(query, chunk_depth))
+        for coded in index.keywords.with_codes(codes):
             hits.candidate(name, coded).code_match = True
         for candidate in hits.candidates.values():
             code = candidate.metadata.get("error_code")
             if code and canonical_code(str(code)) in codes:
                 candidate.code_match = True
+        self._fill_dense_scores(store, hits, vectors)
         return hits
 
-    def _fuse(self, per_collection: Iterable[_CollectionHits]) -> list[RankedDoc]:
-        candidates: dict[DocKey, _Candidate] = {}
-        rankings: list[list[DocKey]] = []
+    def _fill_dense_scores(
+        self, store: VectorStore, hits: CollectionHits, vectors: Sequence[Any]
+    ) -> None:
+        """Give every candidate the dense leg did not rank its cosine to the closest query."""
+        missing = [c for c in hits.candidates.values() if c.dense_score is None]
+        if not missing:
+            return
+        stored = _upstream("reading stored vectors", lambda: store.vectors([c.id for c in missing]))
+        queries = np.asarray(vectors, dtype=np.float32)
+        for candidate in missing:
+            vector = stored.get(candidate.id)
+            if vector is not None:
+                best = float(np.max(queries @ np.asarray(vector, dtype=np.float32)))
+                candidate.dense_score = max(0.0, min(1.0, best))
+
+    def _fuse(
+        self, per_collection: Iterable[CollectionHits], codes: Sequence[str]
+    ) -> list[RankedDoc]:
+        candidates: dict[DocKey, Candidate] = {}
+        dense: list[Scored] = []
+        keyword: list[Scored] = []
         for hits in per_collection:
             candidates.update(hits.candidates)
-            rankings.extend(hits.rankings)
-        fused = reciprocal_rank_fusion(rankings, self.config.rrf_k)
-        for key, candidate in candidates.items():
+            dense.extend(hits.dense)
+            keyword.extend(hits.keyword)
+        fused = self._fused_scores(dense, keyword)
+        for key in candidates:
             fused.setdefault(key, 0.0)
-            if candidate.code_match:
-                fused[key] += self.config.code_match_boost
+        self._boost_codes(fused, candidates, codes)
         order = order_by_fused(
             fused,
             tie_scores={
@@ -407,10 +442,44 @@ class RetrievalEngine:
                 bm25_rank=c.bm25_rank,
                 fused_score=fused[key],
                 code_match=c.code_match,
+                keyword_coverage=c.keyword_coverage,
             )
             for key in order
             for c in (candidates[key],)
         ]
+
+    def _fused_scores(self, dense: list[Scored], keyword: list[Scored]) -> dict[DocKey, float]:
+        """One fused score per key from every dense and keyword ranking."""
+        if self.config.fusion == "rrf":
+            rankings = [[key for key, _ in ranking] for ranking in [*dense, *keyword]]
+            return reciprocal_rank_fusion(rankings, self.config.rrf_k)
+        weight = self.config.dense_weight
+        weights = [weight / max(len(dense), 1)] * len(dense)
+        weights += [(1.0 - weight) / max(len(keyword), 1)] * len(keyword)
+        return zscore_fusion([*dense, *keyword], weights)
+
+    def _boost_codes(
+        self,
+        fused: dict[DocKey, float],
+        candidates: Mapping[DocKey, Candidate],
+        codes: Sequence[str],
+    ) -> None:
+        """Lift the best-fused doc of each code the query names above every other doc."""
+        boost = self.config.code_match_boost
+        if boost <= 0 or not codes:
+            return
+        spread = (max(fused.values()) - min(fused.values())) if fused else 0.0
+        amount = boost * (spread if spread > 0 else 1.0)
+        best: dict[str, DocKey] = {}
+        for key, candidate in candidates.items():
+            code = candidate.metadata.get("error_code")
+            if not candidate.code_match or not code:
+                continue
+            canonical = canonical_code(str(code))
+            if canonical not in best or fused[key] > fused[best[canonical]]:
+                best[canonical] = key
+        for key in best.values():
+            fused[key] += amount
 
     def _rerank(self, query: str, docs: list[RankedDoc]) -> tuple[list[RankedDoc], bool, list[str]]:
         """Rerank and apply the confidence threshold; on failure keep fusion order."""

@@ -1,9 +1,11 @@
 """The two score gates between recall and the answer.
 
-1. The retrieval floor looks at each candidate's *dense cosine similarity* (never the RRF score,
-   whose scale depends on k and on how many lists were fused). A candidate below the floor, or
-   found only by BM25, survives only when its ``error_code`` metadata exactly matches a code in
-   the query: an exact code is stronger evidence than any similarity.
+1. The retrieval floor looks at each candidate's *evidence*, on a fixed 0-1 scale whichever leg
+   found it: the larger of its dense cosine similarity (the engine computes it for documents only
+   BM25 found, so a keyword hit is never judged by a missing score) and its keyword coverage (the
+   share of the query's word weight it contains, ``app.rag.bm25``). Never the fused score, whose
+   scale depends on the fusion and on how many lists were fused. An exact ``error_code`` match
+   passes whatever its scores: an exact code is stronger evidence than any similarity.
 2. The confidence threshold looks at *rerank scores* only; without a successful rerank it is
    skipped (there is nothing calibrated to compare against).
 
@@ -22,17 +24,22 @@ def score_or_zero(score: float | None) -> float:
     return 0.0 if score is None else float(score)
 
 
+def evidence(doc: RankedDoc) -> float:
+    """The doc's strongest evidence: dense similarity or keyword coverage, 0-1."""
+    return max(score_or_zero(doc.dense_score), score_or_zero(doc.keyword_coverage))
+
+
 def passes_floor(doc: RankedDoc, floor: float) -> bool:
     """Whether ``doc`` clears the retrieval floor.
 
     Args:
         doc: A fused candidate.
-        floor: Minimum dense cosine similarity.
+        floor: Minimum evidence (dense similarity or keyword coverage).
 
     Returns:
-        True when its dense similarity is at least ``floor`` or it is an exact code match.
+        True when its evidence is at least ``floor`` or it is an exact code match.
     """
-    return doc.code_match or score_or_zero(doc.dense_score) >= floor
+    return doc.code_match or evidence(doc) >= floor
 
 
 def apply_floor(docs: Sequence[RankedDoc], floor: float) -> list[RankedDoc]:

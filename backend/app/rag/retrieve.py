@@ -28,6 +28,8 @@ class RankedDoc:
     fused_score: float | None = None
     code_match: bool = False
     rerank_score: float | None = None
+    #: Share (0-1) of the query's word weight the doc contains; None when BM25 did not find it.
+    keyword_coverage: float | None = None
 
     @property
     def similarity(self) -> float:

@@ -238,6 +238,13 @@ class VectorStore:
             for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
         ]
 
+    def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
+        """The stored vectors of ``ids`` (unknown ids are left out)."""
+        if not ids:
+            return {}
+        got = self._collection.get(ids=list(ids), include=["embeddings"])
+        return {str(i): v for i, v in zip(got["ids"], got["embeddings"], strict=True)}
+
     def query(self, text: str, k: int) -> list[ScoredChunk]:
         """The ``min(k, count)`` nearest chunks to ``text``, best first."""
         return self.query_vector(self.embedder.embed_query(text), k)

@@ -8,6 +8,15 @@ them many ways (``POS-503-PLU``, ``pos 503 plu``, ``POS503PLU``, ``pos_503_plu``
 every code-shaped run of text yields its canonical form (``pos-503-plu``) and each shorter prefix
 (``pos-503``), plus its parts as ordinary tokens. Documents and queries use the same function, so a
 code written differently still meets the canonical token in the index.
+
+Only runs that look like codes where they stand become code tokens (``tokenize``): letters written
+in capitals (``CH 502``, ``PAY408``), or lower-case letters joined to a 3-4 digit number by ``-``,
+``_`` or nothing (``pos_422_lines``, ``co500``). Prose ("since 1979", "taking 400 mg") and log
+values (``pid-28601``, ``ca-98``) are words and numbers. ``find_codes`` stays lenient ("pay 408"),
+because the engine only uses it to look codes up among the knowledge base's own codes.
+Words mixing letters and digits (``0x14000000``, ``blk_38865049064139660``) stay whole: cutting
+them at letter/digit boundaries makes small number pieces that match unrelated text. Tokens of one
+character are dropped.
 """
 
 from __future__ import annotations
@@ -31,6 +40,9 @@ _TRAIL_RE = re.compile(r"[-_ ]?([a-z]+|\d+)")
 _WORD_RE = re.compile(r"[A-Za-z0-9_]+")
 #: CamelCase and letter/digit boundaries: ``PluLookupException`` -> Plu, Lookup, Exception.
 _SUBWORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+#: A piece with both a letter and a digit (a hex value, an id): kept whole.
+_MIXED_RE = re.compile(r"[A-Za-z].*\d|\d.*[A-Za-z]")
 
 STOP_WORDS: frozenset[str] = frozenset(STOPWORDS_EN)
 
@@ -59,7 +71,16 @@ def canonical_code(code: str) -> str:
     return "-".join(_PART_RE.findall(code.lower()))
 
 
-def find_codes(text: str) -> list[str]:
+def _looks_like_a_code(text: str, match: re.Match[str]) -> bool:
+    """Whether a code-shaped run is written like a code (see the module docstring)."""
+    letters = text[match.start(1) : match.end(1)]
+    if letters.isupper():
+        return True
+    joined = text[match.end(1) : match.start(2)] in ("", "-", "_")
+    return joined and 3 <= len(match.group(2)) <= 4
+
+
+def find_codes(text: str, strict: bool = False) -> list[str]:
     """Every canonical error-code candidate in ``text``, longest form first per match.
 
     A match with trailing parts yields each prefix too, because a trailing part typed after a
@@ -67,12 +88,16 @@ def find_codes(text: str) -> list[str]:
 
     Args:
         text: Free text (a query or a document).
+        strict: Keep only runs written like codes (capitals, or a joined 3-4 digit number);
+            the default also accepts prose-like runs ("pay 408") for lookups of known codes.
 
     Returns:
         Distinct candidates in order of appearance.
     """
     found: list[str] = []
     for match in _CODE_RE.finditer(text.lower()):
+        if strict and not _looks_like_a_code(text, match):
+            continue
         parts = [match.group(1), match.group(2)]
         parts += _TRAIL_RE.findall(match.group(3))
         for end in range(len(parts), 1, -1):
@@ -86,7 +111,11 @@ def _word_tokens(text: str) -> Iterable[str]:
     stemmer = _stemmer()
     for raw in _WORD_RE.findall(text):
         pieces = [p for p in raw.split("_") if p]
-        subwords = [s.lower() for piece in pieces for s in _SUBWORD_RE.findall(piece)]
+        subwords = [
+            s.lower()
+            for piece in pieces
+            for s in ([piece] if _MIXED_RE.search(piece) else _SUBWORD_RE.findall(piece))
+        ]
         whole = raw.lower()
         if len(subwords) > 1 and whole not in STOP_WORDS:
             # The identifier as written (``apply_discount``, ``zerodivisionerror``).
@@ -94,10 +123,9 @@ def _word_tokens(text: str) -> Iterable[str]:
         for word in subwords:
             if word in STOP_WORDS:
                 continue
-            if word.isdigit():
-                yield word
-            elif len(word) > 1:
-                yield stemmer.stemWord(word)
+            if len(word) < 2:
+                continue
+            yield word if any(c.isdigit() for c in word) else stemmer.stemWord(word)
 
 
 def tokenize(text: str) -> list[str]:
@@ -109,4 +137,4 @@ def tokenize(text: str) -> list[str]:
     Returns:
         Tokens with repeats kept (BM25 counts term frequency).
     """
-    return find_codes(text) + list(_word_tokens(text))
+    return find_codes(text, strict=True) + list(_word_tokens(text))
