@@ -40,6 +40,12 @@ async def test_insert_then_get_round_trips_every_column(repository: IncidentRepo
         "decided_by": None,
         "created_at": at(0),
         "updated_at": at(0),
+        "message": None,
+        "event": None,
+        "assignee": None,
+        "decision_action": None,
+        "family": None,
+        "group_key": None,
     }
     assert await repository.get("missing") is None
 
