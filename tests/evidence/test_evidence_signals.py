@@ -136,3 +136,20 @@ def test_collected_items_are_observed_under_their_own_ids() -> None:
     ]
     observed = observe_incident({"message": "slow"}, collected)
     assert ("503", "prom:abc") in {(o.value, o.evidence_id) for o in observed.of(STATUS)}
+
+
+def test_a_bare_number_between_plain_words_in_a_log_is_not_a_status() -> None:
+    assert statuses("INFO  store 500 till 4 opened by operator 17") == []
+    assert statuses("ERROR upstream returned 502 in 3ms") == [502]
+    assert statuses("ERROR sale rejected 422: total off by one") == [422]
+
+
+def test_a_code_a_log_line_mentions_in_prose_is_only_a_hint() -> None:
+    observed = observe_incident(
+        {
+            "message": "card payments failing",
+            "logs": ["WARN  opsbot: this looks like CO-500 again", "ERROR [PAY-408] timed out"],
+        }
+    )
+    sources = {o.value: o.source for o in observed.of(CODE)}
+    assert sources == {"CO-500": MESSAGE, "PAY-408": "log"}

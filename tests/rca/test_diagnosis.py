@@ -237,3 +237,47 @@ def test_without_a_service_field_the_causal_records_own_service_speaks(chunks: A
         retrieval_low_confidence=False,
     ).leading
     assert leading is not None and leading.key == "POS-503-PLU"
+
+
+def test_band_prose_only_confirmations_cap_the_band_at_medium(chunks: Any) -> None:
+    from app.rca.confidence import diagnosis_band
+    from app.rca.schema import ConfidenceBand
+
+    incident = {"message": "pos-api is down: POST /checkout throws HTTP 500 ZeroDivisionError"}
+    result = diagnose(
+        incident,
+        docs(chunks, ("CO-500", 0.7), ("POS-503-PLU", 0.3)),
+        retrieval_low_confidence=False,
+    )
+    assert result.leading is not None and result.leading.specific()
+    assert all(i == "incident:message" for h in result.leading.confirmed for i in h.evidence_ids)
+    assert diagnosis_band(result) is ConfidenceBand.MEDIUM
+
+
+def test_band_a_service_every_candidate_confirms_is_not_specific(chunks: Any) -> None:
+    from app.rca.confidence import diagnosis_band
+    from app.rca.schema import ConfidenceBand
+
+    incident = {"message": "sales fail", "service": "pos-api", "logs": ["ERROR HTTP 500"]}
+    result = diagnose(
+        incident,
+        docs(chunks, ("POS-500-CHECKOUT", 0.8), ("POS-422-QTY", 0.2)),
+        retrieval_low_confidence=False,
+    )
+    shared = [h.signal for c in result.candidates for h in c.confirmed if h.kind == "service"]
+    assert shared.count("pos-api") == 2
+    assert diagnosis_band(result) is not ConfidenceBand.HIGH
+
+
+def test_prose_only_support_needs_its_own_similarity_minimum(chunks: Any) -> None:
+    incident = {"message": "ZeroDivisionError: division by zero in a finance notebook"}
+    weak = diagnose(incident, docs(chunks, ("CO-500", 0.45)), retrieval_low_confidence=False)
+    assert weak.abstained
+    strong = diagnose(incident, docs(chunks, ("CO-500", 0.7)), retrieval_low_confidence=False)
+    assert not strong.abstained and strong.basis == "evidence"
+    logged = diagnose(
+        {**incident, "logs": ["ERROR ZeroDivisionError: division by zero"]},
+        docs(chunks, ("CO-500", 0.45)),
+        retrieval_low_confidence=False,
+    )
+    assert not logged.abstained

@@ -103,8 +103,68 @@ def statuses(text: str, *, bare: bool = True) -> list[int]:
     ]
     if bare:
         spaced = _STATUS_PAIR_RE.sub(r"\1 ", text)  # "408/504" names two statuses
-        found += [(m.start(), int(m.group("code"))) for m in _BARE_STATUS_RE.finditer(spaced)]
+        found += [
+            (m.start(), int(m.group("code")))
+            for m in _BARE_STATUS_RE.finditer(spaced)
+            if _in_status_context(spaced, m.start(), m.end())
+        ]
     return unique(code for _, code in sorted(found, key=lambda pair: pair[0]))
+
+
+#: Words after which a bare number in a log line reads as an HTTP status.
+STATUS_CONTEXT_WORDS = frozenset(
+    {
+        "http",
+        "status",
+        "code",
+        "returned",
+        "returns",
+        "return",
+        "got",
+        "with",
+        "error",
+        "errors",
+        "responded",
+        "response",
+        "rejected",
+        "failed",
+        "fails",
+        "a",
+        "an",
+        "the",
+        "raised",
+    }
+)
+_CODE_CONTEXT_WORDS = frozenset({"code", "error", "err", "errcode", "error_code", "reason"})
+_BARE_BETWEEN_WORDS_RE = re.compile(r"(?P<before>[A-Za-z]+)\s+$")
+
+
+def in_code_position(text: str, code: str) -> bool:
+    """Whether ``code`` stands in a log line where a code is written, not in a sentence.
+
+    A code position starts the line (after level and logger), follows ``=``, ``:``, ``[``,
+    ``(``, a quote, or a word that names a code (``error``, ``code``); after any other word the
+    code is prose (``looks like CO-500 again``).
+    """
+    index = text.upper().find(code.upper())
+    if index < 0:
+        return True
+    before = text[:index].rstrip()
+    if not before or before[-1] in "=:[(\"'{,|":
+        return True
+    last = re.findall(r"[A-Za-z_]+", before[-20:])
+    if not last:
+        return True
+    word = last[-1]
+    return word.lower() in _CODE_CONTEXT_WORDS or word.isupper()
+
+
+def _in_status_context(text: str, start: int, end: int) -> bool:
+    """A bare number between two plain words (``store 500 till 4``) is a quantity or an id."""
+    match = _BARE_BETWEEN_WORDS_RE.search(text[:start])
+    if match is None or match.group("before").lower() in STATUS_CONTEXT_WORDS:
+        return True
+    return not re.match(r"\s+[A-Za-z]", text[end:])
 
 
 def status_class(status: int | str) -> str:
@@ -294,7 +354,15 @@ def observe_incident(
             see(CODE, [item.text.strip().upper()])
             continue
         codes = find_error_codes(item.text, patterns)
-        see(CODE, codes)
+        if item.source in (LOG, COLLECTED):
+            # A code a log line merely mentions in prose ("looks like CO-500") is a hint.
+            placed = [c for c in codes if in_code_position(item.text, c)]
+            see(CODE, placed)
+            observations.extend(
+                Observation(CODE, c, item.id, MESSAGE, item.weak) for c in codes if c not in placed
+            )
+        else:
+            see(CODE, codes)
         see(EXCEPTION, exception_types(item.text))
         found = statuses(item.text, bare=item.source != MESSAGE)
         see(STATUS, found)

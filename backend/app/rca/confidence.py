@@ -6,10 +6,12 @@ the margin to the runner-up.
 
 - ``insufficient``: the diagnosis abstained;
 - ``high``: nothing contradicts the leading family, its score leads the best other offered
-  candidate by at least ``high_margin``, and either the error code from the evidence confirms
-  it, or at least ``high_specific`` confirmations from non-routine evidence do: distinct kinds
-  of specific signal (service, path, file, identifier, exception, phrase), the exact expected
-  HTTP status counting as one more (never alone);
+  candidate by at least ``high_margin``, not every confirmation is the reporter's prose
+  (message or notes), and either the error code from the ``error_code`` field, a stack line or
+  collected evidence confirms it, or at least ``high_specific`` confirmations from non-routine
+  evidence do: distinct kinds of specific signal (service, path, file, identifier, exception,
+  phrase; a service another offered candidate also confirms does not count), the exact
+  expected HTTP status counting as one more (never alone);
 - ``medium``: at least one specific signal confirms it and nothing contradicts it; or it rests
   on similarity alone with similarity >= ``strong`` and a family margin >= ``margin``;
 - ``low``: anything else (similarity only, or only generic signals such as a status class).
@@ -31,6 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.evidence.signals import SERVICE
+from app.rca.candidates import SPECIFIC_KINDS
 from app.rca.schema import ConfidenceBand
 
 if TYPE_CHECKING:
@@ -111,17 +115,41 @@ def diagnosis_band(
         return ConfidenceBand.INSUFFICIENT
     runner = diagnosis.runner_up()
     margin = leading.score - runner.score if runner is not None else leading.score
-    specific = leading.specific()
     if leading.contradicted:
         return ConfidenceBand.LOW
+    # A service every other offered candidate also confirms says nothing about which one.
+    shared = {
+        h.signal
+        for c in diagnosis.candidates
+        if c is not leading and c.offered
+        for h in c.confirmed
+        if h.kind == SERVICE
+    }
+    telling = [
+        h
+        for h in leading.confirmed
+        if h.kind in SPECIFIC_KINDS
+        and not h.weak
+        and not (h.kind == SERVICE and h.signal in shared)
+    ]
+    specific = {h.kind for h in telling}
+    exact_status = [h for h in leading.confirmed if h.kind == "status" and not h.weak]
+    prose_only = all(is_prose(i) for h in [*telling, *exact_status] for i in h.evidence_ids)
+    code_in_record = any(
+        h.kind == "code"
+        and not h.weak
+        and any(not i.startswith("incident:log:") for i in h.evidence_ids)
+        for h in telling
+    )
     # The exact expected status counts as a second, independent confirmation of a specific one.
-    exact_status = any(h.kind == "status" and not h.weak for h in leading.confirmed)
-    confirmations = len(specific) + int(exact_status)
-    if margin >= thresholds.high_margin and (
-        "code" in specific or (specific and confirmations >= thresholds.high_specific)
+    confirmations = len(specific) + int(bool(exact_status))
+    if (
+        margin >= thresholds.high_margin
+        and not prose_only
+        and (code_in_record or (specific and confirmations >= thresholds.high_specific))
     ):
         return ConfidenceBand.HIGH
-    if specific:
+    if specific or leading.specific():
         return ConfidenceBand.MEDIUM
     if (
         not leading.confirmed
@@ -130,6 +158,11 @@ def diagnosis_band(
     ):
         return ConfidenceBand.MEDIUM
     return ConfidenceBand.LOW
+
+
+def is_prose(evidence_id: str) -> bool:
+    """Whether an evidence id is the reporter's own words (message or a reviewer's note)."""
+    return evidence_id == "incident:message" or evidence_id.startswith("incident:note:")
 
 
 _ORDER = [

@@ -25,7 +25,8 @@ candidate **contradicted on its component** (the incident's service belongs to a
 and nothing in the evidence names this family's service; or the trace runs through other
 files) with no confirmed component signal (service, path, file, identifier, or the error code
 from the evidence) **is not offered**. The final decision: answer with the best offered
-candidate when it has confirmed support and no contradiction; with retrieval similarity alone
+candidate when it has confirmed support and no contradiction (support from the reporter's
+prose alone needs similarity >= ``PROSE_MIN_SIMILARITY``); with retrieval similarity alone
 when the incident shows nothing either way and the retrieval gate passed; otherwise abstain
 (``similar symptoms in a system the knowledge base does not cover``) -- even when similarity
 cleared the floor.
@@ -227,6 +228,20 @@ def diagnose(
     return _decide(candidates, retrieval_low_confidence, observed)
 
 
+#: A candidate the reporter's prose alone confirms needs at least this similarity to answer.
+PROSE_MIN_SIMILARITY = 0.5
+
+
+def _evidence_enough(cand: Candidate) -> bool:
+    """Confirmed by a record (field, stack, log, collected item), or prose with fair similarity."""
+    records = any(
+        not (i == "incident:message" or i.startswith("incident:note:"))
+        for h in cand.confirmed
+        for i in h.evidence_ids
+    )
+    return records or cand.similarity >= PROSE_MIN_SIMILARITY
+
+
 def _decide(
     candidates: list[Candidate], retrieval_low_confidence: bool, observed: IncidentSignals
 ) -> Diagnosis:
@@ -236,7 +251,7 @@ def _decide(
     if not offered:
         service = observed.service or observed.inferred_service or "this system"
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({service})", retrieval_low_confidence)
-    supported = [c for c in offered if c.supported]
+    supported = [c for c in offered if c.supported and _evidence_enough(c)]
     if supported:
         best = supported[0]
         # The best supported candidate leads, even when an unsupported one scored higher.
