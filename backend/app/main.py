@@ -18,9 +18,11 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from psycopg import OperationalError as DatabaseUnavailable
 from psycopg_pool import PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from app.api.deps import require
 from app.api.mcp.transports import mcp_lifespan, mount_mcp
@@ -86,6 +88,16 @@ def describe_validation_error(exc: RequestValidationError) -> str:
     return f"{where}: {message}{more}" if where else f"{message}{more}"
 
 
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves on the request's path (for a 405's ``Allow``)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, APIRoute | Route) and route.methods:
+            if route.path_regex.match(request.url.path):
+                methods |= route.methods
+    return sorted(methods - {"HEAD"}) if methods else []
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """AppError → its status; validation → 422; anything else → opaque 500 with an error id."""
 
@@ -103,8 +115,12 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         # The framework's own refusals (unknown route, method, unparsable body) in the envelope.
         code = HTTP_ERROR_CODES.get(exc.status_code, "http_error")
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            # Starlette names only the first route on the path; Allow must list them all.
+            headers["Allow"] = ", ".join(allowed_methods(request))
         return JSONResponse(
-            error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers
+            error_body(code, str(exc.detail)), status_code=exc.status_code, headers=headers
         )
 
     @app.exception_handler(DatabaseUnavailable)

@@ -7,13 +7,15 @@ calls go to a real uvicorn process on 127.0.0.1 with API keys on and rate limiti
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from pydantic import SecretStr
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 from tests.support import ServiceProcess, unique_name
 
 from app.core.config import PROJECT_ROOT, Settings
@@ -47,14 +49,31 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]
 
 @schema.parametrize()
 @settings(
-    max_examples=25,
+    max_examples=6,
+    # Bounded: explicit examples and generation only, no shrinking (the report names the case).
+    phases=[Phase.explicit, Phase.generate],
     deadline=None,
     suppress_health_check=list(HealthCheck),
     derandomize=True,
 )
 def test_no_server_errors_and_no_leaks(case: schemathesis.Case, server: ServiceProcess) -> None:
+    if case.headers and "idempotency-key" in {name.lower() for name in case.headers}:
+        # A fresh key per case: reusing one with another body is a documented 422 by design
+        # (tests/api cover it), not a valid request wrongly rejected.
+        case.headers = {
+            **{k: v for k, v in case.headers.items() if k.lower() != "idempotency-key"},
+            "Idempotency-Key": uuid.uuid4().hex,
+        }
     response = case.call(base_url=server.base_url, headers={"X-API-Key": ADMIN_KEY}, timeout=120)
     assert response.status_code < 500, (case.method, case.path, response.text[:500])
+    # Every check schemathesis has: documented status codes, content types, response schemas.
+    # A list cursor is opaque (only one this list handed out is valid), which no schema can
+    # state: a made-up one is a documented 422, not a "valid request rejected".
+    # Nor can it relate two parameters: ``until`` must be later than ``since`` (documented).
+    query = case.query if isinstance(case.query, dict) else {}
+    beyond_schema = "cursor" in query or {"since", "until"} <= query.keys()
+    excluded = [positive_data_acceptance] if beyond_schema else []
+    case.validate_response(response, excluded_checks=excluded)
     if response.status_code >= 400:
         # Successful responses may echo what the client sent (an incident's own stack trace);
         # errors must never carry internals.

@@ -10,12 +10,13 @@ file. Each chunk also says why it ranked (``explanation``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from app.rag.packing import PackedContext, default_source_id
 from app.rag.retrieve import RankedDoc, Retrieval
+from app.schemas import JsonInt, reject_bool
 
 #: Schema-level cap on query length; ``RCA_QUERY_MAX_CHARS`` may lower it, never raise it.
 QUERY_MAX_CHARS = 2000
@@ -46,10 +47,27 @@ class RankExplanationPublic(BaseModel):
         return cls.model_validate(doc.explanation())
 
 
+#: At least one part of a retrieval incident must carry text, or the built query is empty.
+_INCIDENT_HAS_TEXT: dict[str, Any] = {
+    "anyOf": [
+        *(
+            {"required": [name], "properties": {name: {"type": "string", "pattern": r"\S"}}}
+            for name in ("error_code", "event", "message", "stack_trace")
+        ),
+        {
+            "required": ["logs"],
+            "properties": {
+                "logs": {"type": "array", "contains": {"type": "string", "pattern": r"\S"}}
+            },
+        },
+    ]
+}
+
+
 class RetrievalIncident(BaseModel):
     """An incident to retrieve for: its search text is built by the one query builder."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_INCIDENT_HAS_TEXT)
 
     error_code: str | None = Field(default=None, max_length=200)
     event: str | None = Field(default=None, max_length=500)
@@ -75,12 +93,27 @@ class RetrievalCreate(BaseModel):
                     "user_collection_name": "error_docs_team_payments",
                     "limit": 15,
                 }
-            ]
+            ],
+            # Exactly one of the two, as ``_query_or_incident`` enforces.
+            "oneOf": [
+                {
+                    "required": ["query"],
+                    "properties": {"query": {"type": "string"}, "incident": {"type": "null"}},
+                },
+                {
+                    "required": ["incident"],
+                    "properties": {"incident": {"type": "object"}, "query": {"type": "null"}},
+                },
+            ],
         }
     )
 
     query: str | None = Field(
-        default=None, min_length=1, max_length=QUERY_MAX_CHARS, description="Free text."
+        default=None,
+        min_length=1,
+        max_length=QUERY_MAX_CHARS,
+        description="Free text.",
+        json_schema_extra={"pattern": r"\S"},
     )
     incident: RetrievalIncident | None = Field(
         default=None, description="An incident whose retrieval text is built for you."
@@ -93,7 +126,7 @@ class RetrievalCreate(BaseModel):
         max_length=COLLECTION_NAME_MAX_CHARS,
         description="Optional per-user or per-team collection, searched alongside the base.",
     )
-    limit: int = Field(default=15, ge=1, le=50, description="Maximum chunks before packing.")
+    limit: JsonInt = Field(default=15, ge=1, le=50, description="Maximum chunks before packing.")
 
     @field_validator("query")
     @classmethod
@@ -205,8 +238,8 @@ class RagQueryCreate(BaseModel):
     )
 
     query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS)
-    limit: int | None = Field(
-        default=None, ge=1, le=50, description="Maximum nodes (default RCA_RETRIEVE_DEFAULT_LIMIT)."
+    limit: Annotated[int, Field(ge=1, le=50), BeforeValidator(reject_bool)] | None = Field(
+        default=None, description="Maximum nodes (default RCA_RETRIEVE_DEFAULT_LIMIT)."
     )
 
     _check_query = field_validator("query")(_not_blank)

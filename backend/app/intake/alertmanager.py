@@ -22,15 +22,30 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from app.core.errors import ValidationFailed
 from app.incidents.repository import AuditEvent
 from app.incidents.service import IncidentService, utcnow
 from app.intake.fingerprints import FingerprintStore
-from app.schemas import MAX_LOG_LINE_CHARS, MAX_MESSAGE_CHARS, IncidentCreate, IncidentStatus
+from app.schemas import (
+    MAX_LOG_LINE_CHARS,
+    MAX_MESSAGE_CHARS,
+    IncidentCreate,
+    IncidentStatus,
+    JsonInt,
+    reject_numeric_time,
+)
 
 MAX_ALERTS = 500
 MAX_LABELS = 64
@@ -46,7 +61,20 @@ OPEN_STATUSES = frozenset(
 #: Annotations that make up the message; the others go to the logs.
 MESSAGE_ANNOTATIONS = ("summary", "description")
 
-LabelSet = Annotated[dict[str, str], Field(max_length=MAX_LABELS)]
+#: Label and annotation names and values, as ``_check_label_set`` enforces them.
+_LABEL_SET_SCHEMA: dict[str, Any] = {
+    "propertyNames": {"minLength": 1, "maxLength": MAX_LABEL_NAME_CHARS},
+    "additionalProperties": {"type": "string", "maxLength": MAX_LABEL_VALUE_CHARS},
+}
+LabelSet = Annotated[
+    dict[str, str], Field(max_length=MAX_LABELS, json_schema_extra=_LABEL_SET_SCHEMA)
+]
+#: An alert's labels: as any label set, and with a non-blank ``alertname`` (``labels_named``).
+_ALERT_LABELS_SCHEMA: dict[str, Any] = {
+    **_LABEL_SET_SCHEMA,
+    "required": ["alertname"],
+    "properties": {"alertname": {"type": "string", "pattern": r"\S"}},
+}
 
 
 class AlertStatus(StrEnum):
@@ -84,10 +112,12 @@ class Alert(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     status: AlertStatus
-    labels: LabelSet
+    labels: dict[str, str] = Field(max_length=MAX_LABELS, json_schema_extra=_ALERT_LABELS_SCHEMA)
     annotations: LabelSet = Field(default_factory=dict)
-    starts_at: datetime = Field(alias="startsAt")
-    ends_at: datetime | None = Field(default=None, alias="endsAt")
+    starts_at: Annotated[datetime, BeforeValidator(reject_numeric_time)] = Field(alias="startsAt")
+    ends_at: Annotated[datetime, BeforeValidator(reject_numeric_time)] | None = Field(
+        default=None, alias="endsAt"
+    )
     generator_url: str = Field(default="", alias="generatorURL", max_length=MAX_URL_CHARS)
     fingerprint: str = Field(default="", max_length=128)
 
@@ -130,6 +160,7 @@ class AlertmanagerWebhook(BaseModel):
                 {
                     "version": "4",
                     "groupKey": '{}:{alertname="PaymentProviderSlow"}',
+                    "truncatedAlerts": 0,
                     "status": "firing",
                     "receiver": "rca",
                     "groupLabels": {"alertname": "PaymentProviderSlow"},
@@ -156,7 +187,7 @@ class AlertmanagerWebhook(BaseModel):
 
     version: Literal["4"]
     group_key: str = Field(alias="groupKey", max_length=MAX_URL_CHARS)
-    truncated_alerts: int = Field(default=0, alias="truncatedAlerts", ge=0)
+    truncated_alerts: JsonInt = Field(default=0, alias="truncatedAlerts", ge=0)
     status: AlertStatus
     receiver: str = Field(max_length=MAX_LABEL_NAME_CHARS)
     group_labels: LabelSet = Field(default_factory=dict, alias="groupLabels")
@@ -164,6 +195,12 @@ class AlertmanagerWebhook(BaseModel):
     common_annotations: LabelSet = Field(default_factory=dict, alias="commonAnnotations")
     external_url: str = Field(default="", alias="externalURL", max_length=MAX_URL_CHARS)
     alerts: list[Alert] = Field(min_length=1, max_length=MAX_ALERTS)
+
+    @field_validator("group_labels", "common_labels", "common_annotations")
+    @classmethod
+    def label_sets_sized(cls, value: dict[str, str]) -> dict[str, str]:
+        """Names and values have length caps, as on each alert."""
+        return _check_label_set(value)
 
 
 class AlertIntakePublic(BaseModel):

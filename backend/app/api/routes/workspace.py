@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import AwareDatetime
 
 from app.api.deps import IdentityDep, ReviewerDep, WorkspaceDep, require
 from app.core.security import LOCAL_IDENTITY, Role
@@ -17,6 +16,7 @@ from app.schemas import (
     ErrorResponse,
     IncidentList,
     IncidentPublic,
+    RfcTime,
     StatusFilter,
 )
 
@@ -44,8 +44,10 @@ async def list_incidents(
     service: Annotated[str | None, Query(max_length=128)] = None,
     error_code: Annotated[str | None, Query(max_length=64)] = None,
     band: Band | None = None,
-    since: Annotated[AwareDatetime | None, Query(description="Created at or after")] = None,
-    until: Annotated[AwareDatetime | None, Query(description="Created before")] = None,
+    since: Annotated[RfcTime | None, Query(description="Created at or after (RFC 3339)")] = None,
+    until: Annotated[
+        RfcTime | None, Query(description="Created before (RFC 3339); must be later than since")
+    ] = None,
     group: Annotated[str | None, Query(max_length=300, description="One group's members")] = None,
     grouped: Annotated[bool, Query(description="One row per group of similar incidents")] = False,
     sort: ListSort = ListSort.NEWEST,
