@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -47,6 +48,59 @@ class DecisionAction(StrEnum):
     REANALYZE = "reanalyze"
 
 
+#: JSON Schema for "not only white space", the rule ``_not_blank`` enforces.
+NOT_BLANK: dict[str, Any] = {"pattern": r"\S"}
+
+#: The per-action rules of a decision, stated in the schema (``required_fields_per_action``).
+DECISION_RULES: dict[str, Any] = {
+    "allOf": [
+        {
+            "if": {"properties": {"action": {"enum": ["reject", "reanalyze"]}}},
+            "then": {
+                "required": ["comment"],
+                "properties": {"comment": {"type": "string", "pattern": r"\S"}},
+            },
+        },
+        {
+            "if": {"properties": {"action": {"const": "edit"}}},
+            "then": {
+                "required": ["rca"],
+                "properties": {"rca": {"type": "object", "minProperties": 1}},
+            },
+        },
+    ]
+}
+
+
+def reject_numeric_time(value: Any) -> Any:
+    """A time is an RFC 3339 string; a bare number would be read as seconds since 1970."""
+    if isinstance(value, int | float) or (isinstance(value, str) and _is_number(value)):
+        raise ValueError("must be an RFC 3339 date-time string")
+    return value
+
+
+def reject_bool(value: Any) -> Any:
+    """JSON ``true`` is not the integer 1."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer")
+    return value
+
+
+#: An integer as JSON Schema means it (``27`` or ``27.0``, never ``true``).
+JsonInt = Annotated[int, BeforeValidator(reject_bool)]
+
+#: An aware time that must be written as RFC 3339 (not as seconds since 1970).
+RfcTime = Annotated[AwareDatetime, BeforeValidator(reject_numeric_time)]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _not_blank(value: str | None) -> str | None:
     if value is not None and not value.strip():
         raise ValueError("must not be blank")
@@ -74,7 +128,7 @@ class IncidentCreate(BaseModel):
 
     error_code: str | None = Field(default=None, max_length=64)
     event: str | None = Field(default=None, max_length=128)
-    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, json_schema_extra=NOT_BLANK)
     stack_trace: str | None = Field(default=None, max_length=MAX_STACK_TRACE_CHARS)
     logs: list[str] | None = Field(default=None, max_length=MAX_LOG_LINES)
     service: str | None = Field(default=None, max_length=128)
@@ -90,7 +144,7 @@ class IncidentCreate(BaseModel):
         description="The alerting rule's URL (Alertmanager's generatorURL); its g0.expr is "
         "the alert's own expression, run against Prometheus",
     )
-    started_at: AwareDatetime | None = Field(
+    started_at: RfcTime | None = Field(
         default=None,
         description="When the failure began (an alert's startsAt); evidence is collected "
         "from a window before it. Default: when the incident is reported",
@@ -135,12 +189,13 @@ class DecisionCreate(BaseModel):
             "examples": [
                 {"action": "approve", "reviewer": "ana", "comment": "matches the traceback"},
                 {"action": "reject", "reviewer": "ana", "comment": "wrong family"},
-            ]
+            ],
+            **DECISION_RULES,
         },
     )
 
     action: DecisionAction
-    reviewer: str | None = Field(default=None, max_length=128)
+    reviewer: str | None = Field(default=None, max_length=128, json_schema_extra=NOT_BLANK)
     comment: str | None = Field(default=None, max_length=MAX_COMMENT_CHARS)
     rca: dict[str, Any] | None = None
     added_evidence: AddedEvidence | None = None
@@ -221,6 +276,13 @@ class UnavailableSource(BaseModel):
     reason: str
 
 
+class InjectionFlag(BaseModel):
+    """An instruction-like phrase found in the incident's text."""
+
+    phrase: str
+    evidence_id: str
+
+
 class IncidentPublic(BaseModel):
     """An incident with its analysis and review state."""
 
@@ -234,6 +296,10 @@ class IncidentPublic(BaseModel):
     collected_evidence: list[CollectedEvidence] = Field(default_factory=list)
     sources_unavailable: list[UnavailableSource] = Field(default_factory=list)
     dropped_evidence_ids: list[str] = Field(default_factory=list)
+    injection_flags: list[InjectionFlag] = Field(
+        default_factory=list,
+        description="Instruction-like phrases in the incident's text, for the reviewer",
+    )
     unsupported_citations: list[dict[str, Any]] = Field(default_factory=list)
     low_confidence: bool = False
     diagnosis: dict[str, Any] | None = Field(
@@ -299,7 +365,7 @@ class AssignmentCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"assignee": "ana"}]})
 
-    assignee: str | None = Field(max_length=128)
+    assignee: str | None = Field(max_length=128, json_schema_extra=NOT_BLANK)
 
     @field_validator("assignee")
     @classmethod
@@ -318,11 +384,27 @@ class BulkDecisionCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
-            "examples": [{"ids": ["…", "…"], "action": "approve", "comment": "same outage"}]
+            "examples": [
+                {
+                    "ids": [
+                        "0b6f1c9e-2f4a-4d3b-9a57-3c1e8f0d2a11",
+                        "7d2e4a10-5c3b-4e8f-b1a6-9f0c2d3e4b55",
+                    ],
+                    "action": "approve",
+                    "comment": "same outage",
+                }
+            ],
+            "if": {"properties": {"action": {"const": "reject"}}},
+            "then": {
+                "required": ["comment"],
+                "properties": {"comment": {"type": "string", "pattern": r"\S"}},
+            },
         },
     )
 
-    ids: list[str] = Field(min_length=1, max_length=MAX_BULK_IDS)
+    ids: list[str] = Field(
+        min_length=1, max_length=MAX_BULK_IDS, json_schema_extra={"uniqueItems": True}
+    )
     action: Literal[DecisionAction.APPROVE, DecisionAction.REJECT]
     comment: str | None = Field(default=None, max_length=MAX_COMMENT_CHARS)
     reviewer: str | None = Field(default=None, max_length=128)

@@ -15,7 +15,8 @@ class RcaState(TypedDict, total=False):
     absent when no source is configured. ``retrieval_low_confidence`` is the retrieval gate's
     decision; ``diagnosis`` (``app.rca.diagnosis``) weighs each retrieved family against the
     incident's evidence and makes the final one, ``low_confidence``. ``drafts`` keeps every
-    earlier draft when a reviewer asks for re-analysis.
+    earlier draft when a reviewer asks for re-analysis. ``injection_flags`` lists the
+    instruction-like phrases in the incident's text (``app.evidence.injection``), set by ``rag``.
     """
 
     incident_id: str
@@ -32,6 +33,7 @@ class RcaState(TypedDict, total=False):
     diagnosis: dict[str, Any] | None
     rca: dict[str, Any]
     dropped_evidence_ids: list[str]
+    injection_flags: list[dict[str, str]]
     unsupported_citations: list[dict[str, Any]]
     decision: dict[str, Any]
     final_rca: dict[str, Any]

@@ -286,6 +286,7 @@ class IncidentService:
             collected_evidence=values.get("collected_evidence", []),
             sources_unavailable=values.get("sources_unavailable", []),
             dropped_evidence_ids=values.get("dropped_evidence_ids", []),
+            injection_flags=values.get("injection_flags", []),
             unsupported_citations=values.get("unsupported_citations", []),
             low_confidence=values.get("low_confidence", False),
             diagnosis=values.get("diagnosis"),

@@ -9,7 +9,10 @@ and scores the pair from two signals:
   text contradicts (it names other codes but not this one) caps it below the weak threshold.
 
 The verdict is ``supported`` / ``weak`` / ``unsupported`` with the best sentence and its
-character span in the cited text, so the reviewer UI can highlight it. Thresholds were fixed
+character span in the cited text, so the reviewer UI can highlight it. The reporter's own words
+(``incident:message``) can support only a claim about what the incident reports: a claim that
+rests on them alone and is not phrased "The incident reports …" is at best ``weak``
+(``rests_on_reporter``). Thresholds were fixed
 on the labelled pairs in ``data/eval/claims.jsonl`` (see docs/architecture/grounding.md).
 """
 
@@ -41,6 +44,30 @@ _EXCEPTION_RE = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception|Timeout)\b")
 _LOCATION_RE = re.compile(r"\b[\w/.-]+\.(?:py|java|js|ts|go|rb|kt):\d+\b")
 _PY_FRAME_RE = re.compile(r'File "(?:[^"]*/)?([^"/]+)", line (\d+)')
 _STATUS_RE = re.compile(r"\b[1-5]\d\d\b")
+
+
+#: The evidence ids that hold the reporter's own words rather than an observation.
+REPORTER_IDS = frozenset({"incident:message"})
+#: How a claim says it only repeats the report: "The incident reports …", "checkout reported: …".
+_REPORTED_RE = re.compile(
+    r"^\s*(?:the\s+)?[\w.-]+\s+(?:reports|reported|states|says|shows)\b", re.IGNORECASE
+)
+
+
+def rests_on_reporter(claim: str, evidence_ids: list[str]) -> bool:
+    """Whether a claim's only support is the reporter's words while it asserts more than a report.
+
+    Args:
+        claim: The claim text.
+        evidence_ids: The ids the claim still cites.
+
+    Returns:
+        True when every cited id is a reporter id and the claim is not phrased as
+        "The incident reports …"; such a claim cannot be ``supported``.
+    """
+    if not evidence_ids or not set(evidence_ids) <= REPORTER_IDS:
+        return False
+    return _REPORTED_RE.match(claim) is None
 
 
 class Support(StrEnum):

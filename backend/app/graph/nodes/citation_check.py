@@ -3,7 +3,8 @@
 Runs after ``whitelist`` (which proved each id was supplied) and before ``approval``. Every
 (claim, citation) pair gets a verdict from the ``CitationChecker``; unsupported citations are
 removed from the claim and kept in ``unsupported_citations`` for the audit trail; a claim with
-no supported citation is flagged; the confidence band is then adjusted for grounding.
+no supported citation is flagged; a claim resting only on the reporter's words
+(``rests_on_reporter``) is at best weak; the confidence band is then adjusted for grounding.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
 from app.rca.confidence import grounded_band
 from app.rca.evidence import collected_items, incident_evidence
-from app.rca.grounding import CitationChecker, Support
+from app.rca.grounding import CitationChecker, Support, rests_on_reporter
 
 _RANK = {Support.SUPPORTED.value: 2, Support.WEAK.value: 1, Support.UNSUPPORTED.value: 0}
 
@@ -61,6 +62,12 @@ def check_rca(
                     removed.append({"claim": claim["text"], **verdict})
                 else:
                     kept.append(verdict)
+            if kept and rests_on_reporter(claim["text"], [c["id"] for c in kept]):
+                # The reporter's words only show what was reported, not that it is the cause.
+                kept = [
+                    {**c, "support": Support.WEAK.value} if c["support"] == "supported" else c
+                    for c in kept
+                ]
             best = max((_RANK[c["support"]] for c in kept), default=0)
             support = next(k for k, v in _RANK.items() if v == best)
             claims.append({**claim, "evidence": kept, "supported": best == 2, "support": support})

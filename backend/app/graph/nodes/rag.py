@@ -7,6 +7,7 @@ from functools import partial
 from typing import Any
 
 from app.core.metrics import LOW_CONFIDENCE
+from app.evidence.injection import find_injections
 from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
 from app.rag.query import with_collected_logs
@@ -65,4 +66,5 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
         "low_confidence": retrieval.low_confidence,
         "retrieval_low_confidence": retrieval.low_confidence,
         "retrieval_notes": list(retrieval.notes),
+        "injection_flags": find_injections(state["incident"], state.get("collected_evidence", [])),
     }

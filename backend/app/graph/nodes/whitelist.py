@@ -2,7 +2,8 @@
 
 It never trusts the generator: any cited id that is neither a doc of this run, a piece of this
 incident nor an item collected for it is dropped and recorded; a claim left with no evidence is
-marked unsupported.
+marked unsupported. Ids and error codes the draft's free text names without their being
+supplied are cut out of the text and recorded the same way (``scrub_free_text``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from app.graph.state import RcaState
-from app.rca.citations import allowed_evidence_ids, filter_rca
+from app.rca.citations import (
+    allowed_error_codes,
+    allowed_evidence_ids,
+    filter_rca,
+    scrub_free_text,
+)
 
 
 def whitelist(state: RcaState) -> dict[str, Any]:
@@ -21,4 +27,6 @@ def whitelist(state: RcaState) -> dict[str, Any]:
         state.get("collected_evidence", []),
     )
     filtered, dropped = filter_rca(state["rca"], allowed)
-    return {"rca": filtered, "dropped_evidence_ids": dropped}
+    codes = allowed_error_codes(state.get("similar_error_docs", []), state["incident"])
+    scrubbed, cut = scrub_free_text(filtered, allowed, codes)
+    return {"rca": scrubbed, "dropped_evidence_ids": list(dict.fromkeys(dropped + cut))}

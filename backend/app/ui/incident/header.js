@@ -1,6 +1,7 @@
 // The top of the incident page: the heading with one badge for where the incident stands and
 // one for the analysis, its facts (times with their zone and age), who claimed it, the notice
-// of the last action, and the outcome once a reviewer decided.
+// of the last action, and the outcome once a reviewer decided; a warning badge when the
+// incident's text holds instructions aimed at the model (injection_flags).
 
 import { bandBadge, decisionLabel, h, statusBadge, time } from "../dom.js";
 
@@ -13,6 +14,13 @@ function analysisBadge(rca) {
     return h("span", { class: "badge band band-insufficient", dataset: { band: "abstained" }, title: "The agent named no probable cause" }, "abstained");
   }
   return bandBadge(rca.confidence);
+}
+
+/** A warning when the incident's text holds instruction-like phrases aimed at the model. */
+function injectionBadge(flags) {
+  if (!flags || !flags.length) return null;
+  const title = flags.map((f) => `${f.evidence_id}: "${f.phrase}"`).join("\n");
+  return h("span", { class: "badge band band-insufficient", id: "injection-badge", role: "note", title }, "instructions in incident text");
 }
 
 /**
@@ -47,6 +55,7 @@ export function renderHeader(d, incident, claim) {
       { class: "badges" },
       statusBadge(d.status, decisionLabel(d.status, (d.decision || {}).action)),
       analysisBadge(rca),
+      injectionBadge(d.injection_flags),
     ),
     h(
       "dl",
