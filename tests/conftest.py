@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.support import KNOWLEDGE_PATH, unique_name
+from tests.helpers import KNOWLEDGE_PATH, unique_name
 
 from app.core.config import Settings
 from app.main import create_app

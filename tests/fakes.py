@@ -26,7 +26,7 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
-from tests.support import LoopbackServer
+from tests.helpers import LoopbackServer
 
 from app.rag.embedding import Vectors
 from app.rag.retrieve import RankedDoc, Retrieval

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from tests.support import unique_name
+from tests.helpers import unique_name
 
 from app.core.config import Settings
 from app.core.errors import ConfigurationError

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.helpers import make_settings, skip_or_fail
 from tests.knowledge.helpers import ChromaServer
-from tests.support import make_settings, skip_or_fail
 
 from app.main import create_app
 from app.sample_app import crash_checkout

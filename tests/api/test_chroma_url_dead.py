@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import free_port
+from tests.helpers import free_port
 
 from app.core.config import PROJECT_ROOT
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
+from tests.helpers import make_settings
 from tests.storage.conftest import REDIS_URL, require_service
-from tests.support import make_settings
 
 from app.api.middleware import MemoryRateLimiter
 from app.main import create_app

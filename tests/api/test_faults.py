@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from tests.support import free_port, make_settings
+from tests.helpers import free_port, make_settings
 
 from app.main import create_app
 from app.sample_app import crash_checkout

@@ -16,7 +16,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from pydantic import SecretStr
 from schemathesis.specs.openapi.checks import positive_data_acceptance
-from tests.support import ServiceProcess, unique_name
+from tests.helpers import ServiceProcess, unique_name
 
 from app.core.config import PROJECT_ROOT, Settings
 from app.main import create_app

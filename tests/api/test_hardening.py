@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.support import make_settings
+from tests.helpers import make_settings
 
 from app.main import create_app
 from app.sample_app import crash_checkout

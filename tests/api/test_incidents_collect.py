@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.support import free_port, make_settings
+from tests.helpers import free_port, make_settings
 
 from app.main import create_app
 

@@ -11,8 +11,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from tests.api.mcp_support import CHECKOUT_INCIDENT, TOOLS, structured
-from tests.support import ServiceProcess, unique_name
+from tests.api.helpers import CHECKOUT_INCIDENT, TOOLS, structured
+from tests.helpers import ServiceProcess, unique_name
 
 SUBMITTER_KEY = "submitter-key-for-the-mcp-tests"
 REVIEWER_KEY = "reviewer-key-for-the-mcp-tests"

@@ -13,8 +13,8 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from tests.api.mcp_support import CHECKOUT_INCIDENT, TOOLS, error_text, structured
-from tests.support import unique_name
+from tests.api.helpers import CHECKOUT_INCIDENT, TOOLS, error_text, structured
+from tests.helpers import unique_name
 
 from app.core.config import PROJECT_ROOT
 

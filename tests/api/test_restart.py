@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from tests.support import ServiceProcess, unique_name
+from tests.helpers import ServiceProcess, unique_name
 
 from app.sample_app import crash_checkout
 

@@ -4,7 +4,7 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from tests.support import unique_name
+from tests.helpers import unique_name
 
 from app.api.routes.retrieve import router
 from app.main import install_error_handlers

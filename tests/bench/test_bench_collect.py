@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import make_settings, skip_or_fail
+from tests.helpers import make_settings, skip_or_fail
 
 from app.bench.collect import format_collect_bench, run_collect_bench
 from app.evaluation.backfill import missing_binaries

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support import make_settings
+from tests.helpers import make_settings
 
 from app.bench.common import embedded_settings, format_rss, peak_rss_mib, rss_mib
 

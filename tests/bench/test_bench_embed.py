@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import pytest
-from tests.shared_data import MODELS_DIR, SCIFACT_DIR, require_shared
-from tests.support import KNOWLEDGE_PATH
+from tests.helpers import KNOWLEDGE_PATH, MODELS_DIR, SCIFACT_DIR, require_shared
 
 from app.bench.common import scifact_docs, time_calls, time_passes
 from app.bench.embed import (

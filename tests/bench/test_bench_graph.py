@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import make_settings
+from tests.helpers import make_settings
 
 from app.bench.graph import format_graph_bench, run_graph_bench
 from app.cli import main

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import chromadb
 import pytest
-from tests.support import make_settings
+from tests.helpers import make_settings
 
 from app.bench.ingest import format_ingest_bench, run_ingest_bench
 from app.cli import main

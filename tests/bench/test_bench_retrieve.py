@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import make_settings
+from tests.helpers import make_settings
 
 from app.bench.retrieve import format_retrieve_bench, retrieval_modes, run_retrieve_bench
 from app.cli import main

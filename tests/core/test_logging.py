@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.support import free_port, stop_process, unique_name, wait_until_serving
+from tests.helpers import free_port, stop_process, unique_name, wait_until_serving
 
 from app.core.config import PROJECT_ROOT
 from app.core.logging import (

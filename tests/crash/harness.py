@@ -37,7 +37,7 @@ from typing import Any
 
 import httpx
 import psycopg
-from tests.support import free_port, unique_name
+from tests.helpers import free_port, unique_name
 
 from app.core.config import PROJECT_ROOT
 from app.sample_app import crash_checkout

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from tests.support import make_settings, skip_or_fail
+from tests.helpers import make_settings, skip_or_fail
 
 from app.core.config import PROJECT_ROOT
 from app.core.errors import ConfigurationError

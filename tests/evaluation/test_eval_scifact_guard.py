@@ -11,7 +11,7 @@ figures are in docs/architecture/retrieval-evaluation.md.
 from __future__ import annotations
 
 import pytest
-from tests.shared_data import SCIFACT_DIR, require_shared
+from tests.helpers import SCIFACT_DIR, require_shared
 
 from app.core.config import Settings
 from app.evaluation.beir import evaluate_beir, load_beir

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.shared_data import require_shared
+from tests.helpers import require_shared
 
 
 def test_existing_path_is_returned(tmp_path: Path) -> None:

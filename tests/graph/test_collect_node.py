@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from tests.support import free_port
+from tests.helpers import free_port
 
 from app.evidence.sources.collector import EvidenceCollector
 from app.evidence.sources.config import SourcesConfig

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.intake.intake_support import alert, notification
-from tests.support import make_settings
+from tests.helpers import make_settings
+from tests.intake.helpers import alert, notification
 
 from app.core.config import PROJECT_ROOT
 from app.core.errors import Conflict

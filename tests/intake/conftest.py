@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.intake.intake_support import Receiver
+from tests.intake.helpers import Receiver
 
 
 @pytest.fixture

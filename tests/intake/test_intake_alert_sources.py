@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from tests.intake.intake_support import alert
+from tests.intake.helpers import alert
 
 from app.evidence.sources.collector import request_for_incident
 from app.intake.alertmanager import Alert, incident_for

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from tests.intake.intake_support import alert, notification
-from tests.support import unique_name
+from tests.helpers import unique_name
+from tests.intake.helpers import alert, notification
 
 from app.core.config import Settings
 from app.main import create_app

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from tests.intake.intake_support import Receiver, alert, notification
-from tests.support import unique_name
+from tests.helpers import unique_name
+from tests.intake.helpers import Receiver, alert, notification
 
 from app.core.config import Settings
 from app.intake.notify import WebhookNotifier

@@ -11,7 +11,7 @@ from typing import Any
 
 import aiosqlite
 import pytest
-from tests.intake.intake_support import Receiver
+from tests.intake.helpers import Receiver
 
 from app.intake.notify import (
     NotificationKind,

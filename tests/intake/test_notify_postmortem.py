@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from tests.intake.intake_support import Receiver
-from tests.support import unique_name
+from tests.helpers import unique_name
+from tests.intake.helpers import Receiver
 
 from app.core.config import Settings
 from app.intake.notify.messages import (

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.fakes import HashEmbedder
-from tests.support import KNOWLEDGE_PATH, free_port, stop_process, wait_until_serving
+from tests.helpers import KNOWLEDGE_PATH, free_port, stop_process, wait_until_serving
 
 from app.core.config import PROJECT_ROOT
 from app.rag.embedding import Vectors

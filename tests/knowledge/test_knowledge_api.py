@@ -10,8 +10,8 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
+from tests.helpers import unique_name
 from tests.knowledge.helpers import edit_first_entry, make_sources
-from tests.support import unique_name
 
 from app.core.config import Settings
 from app.main import create_app

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers import unique_name
 from tests.knowledge.helpers import ChromaServer, edit_first_entry, make_sources
-from tests.support import unique_name
 
 from app.core.config import Settings
 from app.rag.embedding import MiniLmEmbedder

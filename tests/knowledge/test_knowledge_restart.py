@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers import unique_name
 from tests.knowledge.helpers import (
     edit_first_entry,
     make_sources,
     run_cli,
     summary_counts,
 )
-from tests.support import unique_name
 
 
 def test_second_process_embeds_nothing_then_only_the_change(tmp_path: Path) -> None:

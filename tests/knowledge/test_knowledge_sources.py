@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.helpers import KNOWLEDGE_PATH
 from tests.knowledge.helpers import make_sources
-from tests.support import KNOWLEDGE_PATH
 
 from app.core.config import Settings
 from app.core.errors import KnowledgeBaseError

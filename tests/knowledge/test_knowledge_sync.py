@@ -7,8 +7,8 @@ from pathlib import Path
 
 import chromadb
 import pytest
+from tests.helpers import unique_name
 from tests.knowledge.helpers import CountingEmbedder, edit_first_entry, make_sources
-from tests.support import unique_name
 
 from app.core.config import Settings
 from app.core.errors import ConfigurationError, Conflict, KnowledgeBaseError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from tests.support import skip_or_fail
+from tests.helpers import skip_or_fail
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.support import free_port, stop_process, wait_until_serving
+from tests.helpers import free_port, stop_process, wait_until_serving
 
 from app.evidence.sources.base import CollectionRequest, SourceUnavailable
 from app.evidence.sources.config import SourcesConfig

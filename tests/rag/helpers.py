@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support import LoopbackServer
+from tests.helpers import LoopbackServer
 
 from app.core.errors import UpstreamError
 from app.rag.rerank import RerankScore

@@ -2,8 +2,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.helpers import unique_name
 from tests.rag.helpers import FakeReranker, code_of
-from tests.support import unique_name
 
 from app.core.config import Settings
 from app.core.errors import NotFound, UpstreamError, ValidationFailed

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import chromadb
 from fastapi.testclient import TestClient
-from tests.support import make_settings
+from tests.helpers import make_settings
 
 from app.main import create_app
 from app.rag.history import history_text, learned_code

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.support import KNOWLEDGE_PATH
+from tests.helpers import KNOWLEDGE_PATH
 
 from app.core.errors import KnowledgeBaseError
 from app.rag.embedding import MiniLmEmbedder

@@ -2,8 +2,8 @@ from collections.abc import Iterator
 
 import pytest
 from pydantic import SecretStr
+from tests.helpers import free_port
 from tests.rag.helpers import FakeReranker, Reply, RerankServer, code_of, tei_scores
-from tests.support import free_port
 
 from app.core.config import Settings
 from app.core.errors import UpstreamError

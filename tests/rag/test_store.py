@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import chromadb
 import pytest
-from tests.support import unique_name
+from tests.helpers import unique_name
 
 from app.rag.embedding import MiniLmEmbedder
 from app.rag.ingest import KnowledgeChunk, chunk_id

@@ -21,7 +21,7 @@ import aiosqlite
 import psycopg
 import pytest
 from psycopg import sql
-from tests.support import skip_or_fail
+from tests.helpers import skip_or_fail
 
 from app.incidents.repository import IncidentRepository
 from app.storage.base import StateBackend

@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.intake.intake_support import Receiver, alert, notification
-from tests.storage.cluster import Cluster
+from tests.intake.helpers import Receiver, alert, notification
+from tests.storage.helpers import Cluster
 
 from app.sample_app import crash_checkout
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from tests.storage.cluster import Cluster
+from tests.storage.helpers import Cluster
 
 LIMIT = 5
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import ServiceProcess, skip_or_fail, unique_name
-from tests.ui.ui_support import API_KEYS_SPEC, KEYS, Api
+from tests.helpers import ServiceProcess, skip_or_fail, unique_name
+from tests.ui.helpers import API_KEYS_SPEC, KEYS, Api
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

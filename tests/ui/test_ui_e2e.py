@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 import pytest
-from tests.ui.ui_support import KEYS, Api
+from tests.ui.helpers import KEYS, Api
 
 from app.sample_app import crash_checkout
 

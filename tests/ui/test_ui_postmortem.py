@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.ui.ui_support import Api
+from tests.ui.helpers import Api
 
 from app.sample_app import crash_checkout
 

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.support import ServiceProcess, unique_name
+from tests.helpers import ServiceProcess, unique_name
 from tests.ui.conftest import READY_TIMEOUT_SECONDS, require_browser
+from tests.ui.helpers import API_KEYS_SPEC, Api
 from tests.ui.seeding import seed
-from tests.ui.ui_support import API_KEYS_SPEC, Api
 
 try:
     from playwright.sync_api import Page, expect

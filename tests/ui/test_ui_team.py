@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.ui.ui_support import KEYS, Api
+from tests.ui.helpers import KEYS, Api
 
 from app.sample_app import crash_checkout
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tests.support import make_settings
+from tests.helpers import make_settings
 
 from app.evidence.sources.base import (
     CollectedItem,

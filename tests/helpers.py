@@ -252,3 +252,27 @@ def skip_or_fail(reason: str) -> NoReturn:
     if on_ci():
         pytest.fail(f"CI=true requires it: {reason}")
     pytest.skip(reason)
+
+
+SHARED_DIR = PROJECT_ROOT.parent / "shared"
+DATASETS_DIR = SHARED_DIR / "datasets"
+SCIFACT_DIR = DATASETS_DIR / "scifact"
+LOGHUB_DIR = DATASETS_DIR / "loghub_template_ir"
+MODELS_DIR = SHARED_DIR / "models" / "all-MiniLM-L6-v2"
+
+
+def require_shared(path: Path) -> Path:
+    """Return ``path`` if it exists; otherwise skip the test, or fail it when ``CI=true``.
+
+    Args:
+        path: A file or folder under ``../shared``.
+
+    Returns:
+        The same path, for chaining.
+    """
+    if path.exists():
+        return path
+    skip_or_fail(
+        f"shared data {path} is absent (public eval data lives in ../shared beside the "
+        "project, never in the repo)"
+    )

@@ -6,7 +6,7 @@ import threading
 import uuid
 from typing import Any
 
-from tests.support import LoopbackServer
+from tests.helpers import LoopbackServer
 
 
 class Receiver(LoopbackServer):

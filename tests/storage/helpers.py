@@ -12,7 +12,7 @@ import secrets
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.support import ServiceProcess, unique_name
+from tests.helpers import ServiceProcess, unique_name
 
 
 class Cluster:
