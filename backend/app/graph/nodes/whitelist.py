@@ -2,8 +2,10 @@
 
 It never trusts the generator: any cited id that is neither a doc of this run, a piece of this
 incident nor an item collected for it is dropped and recorded; a claim left with no evidence is
-marked unsupported. Ids and error codes the draft's free text names without their being
-supplied are cut out of the text and recorded the same way (``scrub_free_text``).
+marked unsupported. In a model-written draft, ids and error codes the free text names without
+their being supplied are cut out of the text and recorded the same way (``scrub_free_text``);
+the extractive generator's text is built from the supplied evidence only, and quoting the
+reporter's message there is labelled as such, so it is not scrubbed.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ def whitelist(state: RcaState) -> dict[str, Any]:
         state.get("collected_evidence", []),
     )
     filtered, dropped = filter_rca(state["rca"], allowed)
+    if not str(filtered.get("provenance", {}).get("generator", "")).startswith("llm"):
+        return {"rca": filtered, "dropped_evidence_ids": dropped}
     codes = allowed_error_codes(state.get("similar_error_docs", []), state["incident"])
     scrubbed, cut = scrub_free_text(filtered, allowed, codes)
     return {"rca": scrubbed, "dropped_evidence_ids": list(dict.fromkeys(dropped + cut))}
