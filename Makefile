@@ -44,6 +44,7 @@ live: install ## Watch the whole loop: shop, Prometheus, Alertmanager, service o
 
 eval: install ## Full evaluations (domain incidents, investigation on a real Prometheus, SciFact, loghub); slow, see docs/architecture/retrieval-evaluation.md
 	$(BIN)/rca eval incidents data/eval/incidents.jsonl --json eval-results/incidents.json
+	$(BIN)/rca eval incidents data/eval/holdout.jsonl --json eval-results/holdout.json
 	$(BIN)/rca eval investigation data/eval/investigation --json eval-results/investigation.json
 	$(BIN)/rca eval beir ../shared/datasets/scifact --json eval-results/scifact.json
 	$(BIN)/rca eval beir ../shared/datasets/loghub_template_ir --json eval-results/loghub.json
