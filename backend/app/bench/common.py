@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+import socket
 import statistics
+import subprocess
+import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 
 from app.core.config import PROJECT_ROOT, Settings, get_settings
@@ -255,3 +261,57 @@ def embedded_settings(base: Settings | None = None, state_dir: Path | None = Non
     if state_dir is not None:
         update["state_dir"] = state_dir
     return (base or get_settings()).model_copy(update=update)
+
+
+@contextmanager
+def service_process(
+    state_dir: Path, role: str, extra_env: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, str, int]]:
+    """The product's uvicorn process over ``state_dir`` on a free loopback port.
+
+    Args:
+        state_dir: The state directory the service opens.
+        role: The role of the one API key the service is given (``admin``, ``reviewer`` …).
+        extra_env: More ``RCA_`` settings for the process.
+
+    Yields:
+        The base URL, the API key and the process id.
+    """
+    key = secrets.token_urlsafe(24)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(PROJECT_ROOT / "backend"),
+        "RCA_STATE_DIR": str(state_dir),
+        "RCA_API_KEYS": f"{role}:{key}:bench",
+        "RCA_RATE_LIMIT_PER_MINUTE": "0",
+        "RCA_LOG_LEVEL": "WARNING",
+        **(extra_env or {}),
+    }
+    command = [
+        sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
+        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError("the service exited during start-up")
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            raise RuntimeError("the service did not start within 300 s")
+        yield base, key, process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()

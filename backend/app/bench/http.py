@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import secrets
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from app.bench.common import rss_mib
+from app.bench.common import rss_mib, service_process
 from app.core.config import PROJECT_ROOT
 from app.core.reports import write_json_report
 
@@ -51,45 +47,9 @@ def sample_incidents(limit: int = 40) -> list[dict[str, Any]]:
 @contextmanager
 def running_service(extra_env: dict[str, str] | None = None) -> Iterator[tuple[str, str, int]]:
     """A uvicorn process on a free loopback port; yields (base URL, admin key, pid)."""
-    key = secrets.token_urlsafe(24)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     with tempfile.TemporaryDirectory(prefix="rca-bench-") as state:
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(PROJECT_ROOT / "backend"),
-            "RCA_STATE_DIR": state,
-            "RCA_API_KEYS": f"admin:{key}:bench",
-            "RCA_RATE_LIMIT_PER_MINUTE": "0",
-            "RCA_LOG_LEVEL": "WARNING",
-            **(extra_env or {}),
-        }
-        command = [
-            sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-            "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-        ]  # fmt: skip
-        process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline:
-                if process.poll() is not None:
-                    raise RuntimeError("the service exited during start-up")
-                try:
-                    if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.2)
-            else:
-                raise RuntimeError("the service did not start within 300 s")
-            yield base, key, process.pid
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        with service_process(Path(state), "admin", extra_env) as running:
+            yield running
 
 
 async def drive(

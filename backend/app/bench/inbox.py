@@ -16,11 +16,6 @@ Numbers are printed, never asserted.
 from __future__ import annotations
 
 import asyncio
-import os
-import secrets
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -31,8 +26,9 @@ from typing import Any
 
 import httpx
 
+from app.bench.common import service_process
 from app.bench.http import percentile
-from app.core.config import PROJECT_ROOT, Settings
+from app.core.config import Settings
 
 DEFAULT_CHROMIUM = Path("/usr/bin/chromium")
 #: (status, share of the seeded rows).
@@ -88,43 +84,8 @@ async def _seed(state_dir: Path, count: int) -> float:
 @contextmanager
 def serving(state_dir: Path) -> Iterator[tuple[str, str]]:
     """A uvicorn process over ``state_dir`` on a free loopback port; (base URL, reviewer key)."""
-    key = secrets.token_urlsafe(24)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(PROJECT_ROOT / "backend"),
-        "RCA_STATE_DIR": str(state_dir),
-        "RCA_API_KEYS": f"reviewer:{key}:bench",
-        "RCA_RATE_LIMIT_PER_MINUTE": "0",
-        "RCA_LOG_LEVEL": "WARNING",
-    }
-    command = [
-        sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError("the service exited during start-up")
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            raise RuntimeError("the service did not start within 300 s")
+    with service_process(state_dir, "reviewer") as (base, key, _pid):
         yield base, key
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 #: The requests timed: what the inbox asks for first, then a search and the grouped view.
