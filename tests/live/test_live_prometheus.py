@@ -8,15 +8,15 @@ and rate window from the data and summarise each shape the same way at both scal
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.helpers import free_port, stop_process, wait_until_serving
+from tests.helpers import free_port
 
+from app.evaluation.backfill import backfilled_prometheus
 from app.evidence.sources.base import CollectionRequest, SourceUnavailable
 from app.evidence.sources.config import SourcesConfig
 from app.evidence.sources.prometheus import PrometheusSource
@@ -79,41 +79,10 @@ def openmetrics() -> str:
 
 
 @pytest.fixture(scope="module")
-def prometheus(
-    prometheus_binaries: None, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
+def prometheus(prometheus_binaries: None) -> Iterator[str]:
     """A real Prometheus serving the backfilled blocks on a free loopback port."""
-    folder = tmp_path_factory.mktemp("prometheus")
-    data = folder / "series.om"
-    data.write_text(openmetrics())
-    tsdb = folder / "tsdb"
-    subprocess.run(
-        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(data), str(tsdb)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    (folder / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\n")
-    port = free_port()
-    log = folder / "prometheus.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                "prometheus",
-                f"--config.file={folder / 'prometheus.yml'}",
-                f"--storage.tsdb.path={tsdb}",
-                f"--web.listen-address=127.0.0.1:{port}",
-                "--storage.tsdb.retention.time=30d",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(process, f"{url}/-/ready", 60, log.read_text, "prometheus")
+    with backfilled_prometheus(openmetrics(), timeout=120) as url:
         yield url
-    finally:
-        stop_process(process)
 
 
 def collect(url: str, scale: Scale, shape: str, config: SourcesConfig | None = None, **kw: object):
