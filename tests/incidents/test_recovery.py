@@ -154,6 +154,23 @@ async def test_a_decision_that_never_reached_the_graph_is_pending_again(
     assert len(drafts) == 1
 
 
+async def test_a_create_is_checkpointed_once_and_a_crash_before_it_runs_again(
+    backend: StateBackend,
+) -> None:
+    service = IncidentService(tiny_graph(backend), backend.repository)
+    created = await service.create(body())
+    saved = [c async for c in backend.checkpointer.alist(thread_config(created.id))]
+    assert len(saved) == 1  # written where the run stopped: the review interrupt
+    # A SIGKILL mid-create leaves the recorded incident and no checkpoint at all.
+    crashed = await service.create(body("cache node lost"))
+    await backend.checkpointer.adelete_thread(crashed.id)
+    await backend.repository.update(crashed.id, status="analyzing", updated_at="now")
+    assert await service.recover() == 1
+    rerun = await service.get(crashed.id)
+    assert rerun.status.value == "awaiting_review" and rerun.rca == DRAFT
+    assert rerun.incident["message"] == "cache node lost"
+
+
 async def test_a_failed_create_leaves_nothing_behind(backend: StateBackend) -> None:
     service = IncidentService(tiny_graph(backend, failing), backend.repository)
     with pytest.raises(RuntimeError):

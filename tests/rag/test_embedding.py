@@ -124,3 +124,23 @@ def test_chroma_function_is_registered_and_uses_our_embedder(embedder: MiniLmEmb
     function = ChromaEmbeddingFunction(embedder)
     vectors = function(["payment timeout"])
     np.testing.assert_allclose(vectors[0], embedder.embed_query("payment timeout"), atol=1e-6)
+
+
+def test_a_repeated_query_is_embedded_once(embedder: MiniLmEmbedder) -> None:
+    runs: list[int] = []
+    real_run = embedder.run
+
+    def counted(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        runs.append(len(ids))
+        return real_run(ids, mask)
+
+    embedder.run = counted  # type: ignore[method-assign]
+    try:
+        text = "a query asked by the knowledge base, the services and the history"
+        first = embedder.embed_query(text)
+        first[:] = 0.0  # a caller writing into its vector does not change the next answer
+        second = embedder.embed_query(text)
+    finally:
+        del embedder.run
+    assert runs == [1]
+    np.testing.assert_allclose(second, embedder.embed_documents([text])[0], atol=1e-6)

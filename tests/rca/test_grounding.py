@@ -129,3 +129,51 @@ def test_check_rca_removes_unsupported_citations_and_flags_claims(
 )
 def test_grounded_band(band: str, supported: list[bool], expected: str) -> None:
     assert grounded_band(band, [{"supported": s} for s in supported]) == expected
+
+
+class CountingEmbedder:
+    """The real embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner: MiniLmEmbedder) -> None:
+        self.inner = inner
+        self.embedded: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> object:
+        self.embedded.extend(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> object:
+        return self.inner.embed_query(text)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+LOG_LINE = "ERROR ZeroDivisionError raised in calculate_discount (checkout_service.py:142)"
+
+
+def test_a_claim_quoting_its_evidence_is_supported_without_embedding(
+    embedder: MiniLmEmbedder,
+) -> None:
+    counting = CountingEmbedder(embedder)
+    checker = CitationChecker(counting)  # type: ignore[arg-type]
+    claim = f"The incident shows ZeroDivisionError:   {LOG_LINE.lower()}"
+    result = checker.check(claim, f"INFO  GET /health -> 200\n{LOG_LINE}\n")
+    assert result.support is Support.SUPPORTED and result.quoted
+    assert result.sentence == LOG_LINE and result.score == 1.0
+    assert counting.embedded == []
+
+
+def test_a_quote_with_a_contradicting_code_or_shared_by_another_doc_is_scored(
+    embedder: MiniLmEmbedder,
+) -> None:
+    checker = CitationChecker(CountingEmbedder(embedder))  # type: ignore[arg-type]
+    coded = checker.check(f"PAY-408 explains it: {LOG_LINE}", f"CO-500 crash. {LOG_LINE}")
+    assert not coded.quoted and coded.support is not Support.SUPPORTED
+    shared = checker.check(f"It says {LOG_LINE}", LOG_LINE, alternatives=[f"Also: {LOG_LINE}"])
+    assert not shared.quoted
+
+
+def test_a_short_repeated_fragment_is_not_a_quote(embedder: MiniLmEmbedder) -> None:
+    checker = CitationChecker(CountingEmbedder(embedder))  # type: ignore[arg-type]
+    assert not checker.check("The checkout returned 500 after a deploy", "500").quoted

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, Durability
 from pydantic import ValidationError
 
 from app.core.errors import Conflict, NotFound, ValidationFailed
@@ -126,11 +126,11 @@ class IncidentService:
         finally:
             self._active.discard(incident_id)
 
-    async def _notify(self, incident_id: str) -> None:
+    async def _notify(self, incident_id: str, values: dict[str, Any]) -> None:
         """Tell observers where the incident stands; their failures are logged, not raised."""
         if not self.observers:
             return
-        incident = await self.get(incident_id)
+        incident = await self.get(incident_id, values)
         for observer in self.observers:
             try:
                 if incident.status is IncidentStatus.AWAITING_REVIEW:
@@ -196,14 +196,15 @@ class IncidentService:
                 # A concurrent create with the same key won the insert.
                 return await self._replay(held, digest), False
             try:
-                await self._run(incident_id, initial)
+                # Checkpointed once, at the review interrupt: a crash before it leaves no
+                # checkpoint, and recovery starts again from the recorded input.
+                values = await self._run(incident_id, initial, durability="exit")
             except BaseException:
                 # All or nothing for the client: a failed create leaves no review behind.
                 await self._discard(incident_id)
                 raise
-        snapshot = await self.graph.aget_state(thread_config(incident_id))
-        await assign_group(self.repository, incident_id, snapshot.values, now)
-        return await self.get(incident_id), True
+        await assign_group(self.repository, incident_id, values, now)
+        return await self.get(incident_id, values), True
 
     async def _replay(self, held: IdempotencyRecord, digest: str) -> IncidentPublic:
         if held.request_hash != digest:
@@ -217,11 +218,21 @@ class IncidentService:
             # The store itself is failing: recovery finishes the run on the next start.
             logger.exception("could not roll back failed create of incident %s", incident_id)
 
-    async def _run(self, incident_id: str, graph_input: RcaState | Command[Any] | None) -> None:
-        """Run (or resume) the graph and bring the index up to date with where it stopped."""
-        await self.graph.ainvoke(graph_input, thread_config(incident_id))
-        await self._sync_index(incident_id)
-        await self._notify(incident_id)
+    async def _run(
+        self,
+        incident_id: str,
+        graph_input: RcaState | Command[Any] | None,
+        durability: Durability = "async",
+    ) -> dict[str, Any]:
+        """Run (or resume) the graph, bring the index up to date; returns the state's values.
+
+        ``durability`` is langgraph's: ``"async"`` checkpoints every step, ``"exit"`` only
+        where the run stops (an interrupt, the end or an error).
+        """
+        await self.graph.ainvoke(graph_input, thread_config(incident_id), durability=durability)
+        values = await self._sync_index(incident_id)
+        await self._notify(incident_id, values)
+        return values
 
     async def _awaiting_review(self, snapshot: Any) -> bool:
         """Whether the run waits on an unanswered interrupt (a held resume value runs on)."""
@@ -234,11 +245,14 @@ class IncidentService:
         writes = (saved.pending_writes if saved else None) or []
         return not any(channel == RESUME_CHANNEL for _, channel, _ in writes)
 
-    async def _sync_index(self, incident_id: str) -> None:
+    async def _sync_index(self, incident_id: str) -> dict[str, Any]:
         """Write what the graph state implies: events, history, then the index status.
 
         Every write is idempotent and the index comes last, so after a crash the row is
         still in flight and recovery repeats this until it completes.
+
+        Returns:
+            The state's values, as read for this.
         """
         snapshot = await self.graph.aget_state(thread_config(incident_id))
         values = snapshot.values
@@ -263,18 +277,25 @@ class IncidentService:
                 decision_action=values.get("decision", {}).get("action"),
                 updated_at=now,
             )
+        return values
 
     async def _record_decision(self, incident_id: str, values: dict[str, Any]) -> None:
         event = decision_event(values)
         if event is not None:
             await self.repository.add_event(incident_id, event)
 
-    async def get(self, incident_id: str) -> IncidentPublic:
-        """One incident with its full analysis (from the latest checkpoint, no replay)."""
+    async def get(self, incident_id: str, values: dict[str, Any] | None = None) -> IncidentPublic:
+        """One incident with its full analysis (from the latest checkpoint, no replay).
+
+        Args:
+            incident_id: The incident.
+            values: The state's values when the caller has just read them.
+        """
         row = await self.repository.get(incident_id)
         if row is None:
             raise NotFound(f"no incident with id '{incident_id}'")
-        values = (await self.graph.aget_state(thread_config(incident_id))).values
+        if values is None:
+            values = (await self.graph.aget_state(thread_config(incident_id))).values
         return IncidentPublic(
             id=incident_id,
             status=IncidentStatus(row["status"]),
@@ -354,9 +375,9 @@ class IncidentService:
                 await self._release(incident_id)
                 raise
             # The decision event, the history entry and the index status, from the state.
-            await self._sync_index(incident_id)
-            await self._notify(incident_id)
-        return await self.get(incident_id)
+            values = await self._sync_index(incident_id)
+            await self._notify(incident_id, values)
+        return await self.get(incident_id, values)
 
     async def _learn(self, incident_id: str) -> None:
         """An approved RCA joins the incident history before the decision returns."""

@@ -250,13 +250,16 @@ class VectorStore:
         return self.query_vector(self.embedder.embed_query(text), k)
 
     def query_vector(self, vector: Any, k: int) -> list[ScoredChunk]:
-        """The ``min(k, count)`` nearest chunks to a query vector, best first."""
-        n = min(k, self.count())
-        if n <= 0:
+        """The ``min(k, count)`` nearest chunks to a query vector, best first.
+
+        Chroma answers a ``k`` beyond the collection's size (or an empty collection) with
+        what it holds, so the size is not asked for first (a round trip per query).
+        """
+        if k <= 0:
             return []
         result = self._collection.query(
             query_embeddings=[list(map(float, vector))],
-            n_results=n,
+            n_results=k,
             include=["documents", "metadatas", "distances"],
         )
         return [

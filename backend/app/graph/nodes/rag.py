@@ -11,7 +11,41 @@ from app.evidence.injection import find_injections
 from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
 from app.rag.query import with_collected_logs
+from app.rag.retrieve import Retrieval
 from app.rag.services import ServiceCatalogue, apply_service, dense_similarities
+
+
+def _retrieve(
+    query: str, incident: dict[str, Any], incident_id: str | None, deps: GraphDeps
+) -> tuple[Retrieval, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The blocking part of the node (embedding, Chroma, BM25), run on one worker thread."""
+    retrieval = deps.retriever.retrieve(query, deps.top_k)
+    docs = [
+        {
+            "id": doc.id,
+            "content": doc.text,
+            "similarity": round(doc.similarity, 6),
+            "metadata": doc.metadata,
+            "collection": doc.collection,
+            "why": doc.explanation(),
+        }
+        for doc in retrieval.docs
+    ]
+    catalogue = getattr(deps.retriever, "services", None)
+    service = incident.get("service")
+    if service and isinstance(catalogue, ServiceCatalogue):
+        store = getattr(deps.retriever, "store", None)
+        docs = apply_service(
+            docs,
+            service,
+            catalogue,
+            collection=str(getattr(deps.retriever, "collection_name", "")),
+            similarity=partial(dense_similarities, store, query) if store is not None else None,
+        )
+    past: list[dict[str, Any]] = []
+    if deps.history is not None and deps.history_top_k > 0:
+        past = deps.history.search(query, deps.history_top_k, incident_id)
+    return retrieval, docs, past
 
 
 async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
@@ -28,37 +62,11 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
     query = deps.build_query(
         with_collected_logs(state["incident"], state.get("collected_evidence", []))
     )
-    retrieval = await asyncio.to_thread(deps.retriever.retrieve, query, deps.top_k)
+    retrieval, docs, past = await asyncio.to_thread(
+        _retrieve, query, state["incident"], state.get("incident_id"), deps
+    )
     if retrieval.low_confidence:
         LOW_CONFIDENCE.inc()
-    docs = [
-        {
-            "id": doc.id,
-            "content": doc.text,
-            "similarity": round(doc.similarity, 6),
-            "metadata": doc.metadata,
-            "collection": doc.collection,
-            "why": doc.explanation(),
-        }
-        for doc in retrieval.docs
-    ]
-    catalogue = getattr(deps.retriever, "services", None)
-    service = state["incident"].get("service")
-    if service and isinstance(catalogue, ServiceCatalogue):
-        store = getattr(deps.retriever, "store", None)
-        docs = await asyncio.to_thread(
-            apply_service,
-            docs,
-            service,
-            catalogue,
-            collection=str(getattr(deps.retriever, "collection_name", "")),
-            similarity=partial(dense_similarities, store, query) if store is not None else None,
-        )
-    past: list[dict[str, Any]] = []
-    if deps.history is not None and deps.history_top_k > 0:
-        past = await asyncio.to_thread(
-            deps.history.search, query, deps.history_top_k, state.get("incident_id")
-        )
     return {
         "query": query,
         "similar_error_docs": docs,
