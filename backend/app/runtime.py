@@ -65,7 +65,9 @@ def open_state_backend(settings: Settings) -> AbstractAsyncContextManager[StateB
     if settings.database_url is not None:
         from app.storage.postgres.backend import open_postgres_backend
 
-        return open_postgres_backend(settings.database_url.get_secret_value())
+        return open_postgres_backend(
+            settings.database_url.get_secret_value(), timeout=settings.database_timeout_seconds
+        )
     return open_sqlite_backend(settings.checkpoint_db_path)
 
 

@@ -18,7 +18,7 @@ from app.storage.postgres.outbox import PostgresOutbox
 
 @asynccontextmanager
 async def open_postgres_backend(
-    url: str, *, min_size: int = 1, max_size: int = 10
+    url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 5.0
 ) -> AsyncIterator[StateBackend]:
     """Open a pool on ``url``, create the tables if needed, and yield the shared backend.
 
@@ -29,6 +29,7 @@ async def open_postgres_backend(
         url: A libpq connection string or ``postgresql://`` URL.
         min_size: Connections the pool keeps open.
         max_size: Connections the pool may open (the worker's database concurrency).
+        timeout: Seconds a caller waits for a connection before ``PoolTimeout`` (a 503).
 
     Yields:
         The backend; its ``connection`` is the pool.
@@ -37,6 +38,7 @@ async def open_postgres_backend(
         url,
         min_size=min_size,
         max_size=max_size,
+        timeout=timeout,
         kwargs=CONNECTION_KWARGS,
         open=False,
         name="rca",
