@@ -41,6 +41,7 @@ from app.evidence.patterns import (
     find_http_statuses,
     unique,
 )
+from app.evidence.services import service_name
 from app.evidence.sources.signals import metric_signals
 
 EXCEPTION = "exception"
@@ -261,7 +262,7 @@ class IncidentSignals:
 
     items: list[EvidenceText] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
-    #: The structured ``service`` field, lower-cased; None when absent.
+    #: The structured ``service`` field as its service's name (``service_name``); None if absent.
     service: str | None = None
     #: The one service the log records name, when the causal record names it (lower-cased).
     inferred_service: str | None = None
@@ -371,7 +372,7 @@ def observe_incident(
         see(FILE, files(item.text))
         see(IDENTIFIER, identifiers(item.text))
     observations += [Observation(*m, COLLECTED) for m in metric_signals(collected)]
-    service = str(incident.get("service") or "").strip().lower() or None
+    service = service_name(incident.get("service"))
     causal = parse_incident(incident, patterns)
     # Only an unambiguous reporter: the one service the records name, on the causal line.
     only = causal.services[0] if len(set(causal.services)) == 1 else None

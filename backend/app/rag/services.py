@@ -1,7 +1,9 @@
 """The incident's ``service`` field as a retrieval signal: boost the docs of that service.
 
 Knowledge docs declare the services they apply to (an error doc's ``Service:`` line, a
-runbook's front matter; metadata ``services``). Names match exactly after lower-casing --
+runbook's front matter; metadata ``services``). The incident's name is first reduced to its
+service (``app.evidence.services.service_name``: no pod suffix, ordinal or rollout track), then
+names match exactly after lower-casing --
 ``payments`` is not ``pos-payments`` and ``checkout`` is not the POS "till checkout endpoint".
 For each retrieved doc ``service_match`` says how the incident's service relates to it:
 
@@ -25,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from app.evidence.services import service_name
 from app.rag.ingest import KnowledgeChunk
 from app.rag.signals import doc_services
 from app.rag.store import VectorStore
@@ -55,11 +58,12 @@ class ServiceCatalogue:
 
     def knows(self, service: str | None) -> bool:
         """Whether some doc declares ``service``."""
-        return bool(service) and str(service).lower() in self.by_name
+        name = service_name(service)
+        return name is not None and name in self.by_name
 
     def chunks_for(self, service: str | None) -> list[KnowledgeChunk]:
         """The chunks declaring ``service``, in ingest order."""
-        return list(self.by_name.get(str(service or "").lower(), []))
+        return list(self.by_name.get(service_name(service) or "", []))
 
     def names(self) -> list[str]:
         """Every declared service name and alias."""
@@ -70,7 +74,7 @@ def service_match(
     service: str | None, metadata: Mapping[str, Any], catalogue: ServiceCatalogue | None
 ) -> str:
     """``match``, ``other`` or ``unknown`` (see the module docstring)."""
-    name = str(service or "").strip().lower()
+    name = service_name(service)
     if not name:
         return UNKNOWN
     if name in doc_services(metadata):

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from app.evidence.patterns import unique
+from app.evidence.services import service_name
 from app.evidence.signals import (
     CODE,
     EXCEPTION,
@@ -104,7 +105,7 @@ def mentions(item: EvidenceText, name: str) -> bool:
     ``payments`` in a sentence is a word, not a system. Path segments do not count.
     """
     if item.id == "incident:service":
-        return item.text.strip().lower() == name
+        return service_name(item.text) == name
     if item.source == MESSAGE and "-" not in name:
         return False
     text = item.text.lower()

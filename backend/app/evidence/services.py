@@ -1,0 +1,33 @@
+"""Service names as incidents carry them: the deployed service, not one instance of it.
+
+Alerts and on-call engineers often name a pod or a rollout track instead of the service:
+``inventory-service-5f7c9d8b4-x2k9q`` (a Deployment's pod: pod-template hash, then a random
+suffix), ``redis-0`` (a StatefulSet's ordinal), ``plu-service-canary`` (a rollout track).
+``service_name`` reduces such a name to the service it belongs to, so that the knowledge base's
+``Service:`` names and the diagnosis see ``inventory-service`` and ``plu-service``. Only those
+exact shapes are cut; any other name is kept as written (lower-cased).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: ``-<pod-template hash>-<pod suffix>``: the hash holds a digit (names rarely end in one).
+_POD_SUFFIX = re.compile(r"-(?=[a-z0-9]*\d)[a-z0-9]{5,10}-[a-z0-9]{5}$")
+#: A StatefulSet pod's ordinal.
+_ORDINAL = re.compile(r"-\d{1,3}$")
+#: Rollout tracks that run the same service side by side.
+_TRACK = re.compile(r"[-_.](?:canary|stable|primary|baseline|blue|green|preview)$")
+
+
+def service_name(raw: object) -> str | None:
+    """The service a (possibly instance-qualified) name belongs to, lower-cased; None if blank.
+
+    Examples: ``Inventory-Service-5f7c9d8b4-x2k9q`` → ``inventory-service``; ``redis-0`` →
+    ``redis``; ``plu-service-canary`` → ``plu-service``; ``pos-api`` stays ``pos-api``.
+    """
+    name = str(raw or "").strip().lower()
+    if not name:
+        return None
+    reduced = _TRACK.sub("", _ORDINAL.sub("", _POD_SUFFIX.sub("", name)))
+    return reduced or name

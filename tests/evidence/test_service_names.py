@@ -1,0 +1,41 @@
+"""Service names reduced to the service: pods, StatefulSet ordinals and rollout tracks."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.evidence.services import service_name
+from app.evidence.signals import observe_incident
+from app.rag.ingest import KnowledgeChunk
+from app.rag.services import MATCH, ServiceCatalogue, service_match
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("inventory-service-5f7c9d8b4-x2k9q", "inventory-service"),
+        ("Pos-API-7d9f8c6b5d-qwert", "pos-api"),
+        ("redis-0", "redis"),
+        ("plu-service-canary", "plu-service"),
+        ("checkout_green", "checkout"),
+        # Names that only look like instances stay as they are.
+        ("pos-api", "pos-api"),
+        ("web-proxy", "web-proxy"),
+        ("payments-v2", "payments-v2"),
+        ("node-exporter", "node-exporter"),
+        ("  ", None),
+        (None, None),
+    ],
+)
+def test_service_name(raw: str | None, expected: str | None) -> None:
+    assert service_name(raw) == expected
+
+
+def test_a_pod_name_matches_its_services_doc_and_is_the_observed_service() -> None:
+    chunk = KnowledgeChunk("doc-1", "Error: INV-503", {"service": "inventory-service"})
+    catalogue = ServiceCatalogue.from_chunks([chunk])
+    pod = "inventory-service-5f7c9d8b4-x2k9q"
+    assert catalogue.knows(pod) and catalogue.chunks_for(pod) == [chunk]
+    assert service_match(pod, chunk.metadata, catalogue) == MATCH
+    observed = observe_incident({"message": "lookups failing with 503", "service": pod})
+    assert observed.service == "inventory-service"
