@@ -18,13 +18,15 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from psycopg import OperationalError as DatabaseUnavailable
 from psycopg_pool import PoolTimeout
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Route
+from starlette.responses import Response
+from starlette.routing import Match
 
-from app.api.deps import require
+from app.api.contract import install_contract
+from app.api.deps import UNAUTHORIZED, require
 from app.api.mcp.transports import mcp_lifespan, mount_mcp
 from app.api.middleware import MemoryRateLimiter, RedisRateLimiter, install_middleware
 from app.api.routes import health, incidents, intake, knowledge, retrieve, ui, workspace
@@ -88,14 +90,39 @@ def describe_validation_error(exc: RequestValidationError) -> str:
     return f"{where}: {message}{more}" if where else f"{message}{more}"
 
 
+#: The methods a 405's ``Allow`` may name.
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
 def allowed_methods(request: Request) -> list[str]:
     """Every method some route serves on the request's path (for a 405's ``Allow``)."""
-    methods: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, APIRoute | Route) and route.methods:
-            if route.path_regex.match(request.url.path):
-                methods |= route.methods
-    return sorted(methods - {"HEAD"}) if methods else []
+    # Included routers are opaque wrappers here: only asking each route whether it would take
+    # the request with another method sees through them.
+    return [
+        method
+        for method in HTTP_METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL
+            for route in request.app.router.routes
+        )
+    ]
+
+
+class EnvelopeCORSMiddleware(CORSMiddleware):
+    """CORS whose refused preflight answers in the error envelope, like every other refusal."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        """Starlette's preflight answer; a refusal (400, plain text) becomes the envelope."""
+        response = super().preflight_response(request_headers)
+        if response.status_code != 400:
+            return response
+        headers = {
+            name: value
+            for name, value in response.headers.items()
+            if name not in ("content-type", "content-length")
+        }
+        message = bytes(response.body).decode()
+        return JSONResponse(error_body("bad_request", message), status_code=400, headers=headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -216,7 +243,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_middleware(app, limiter, settings.rate_limit_per_minute, settings.max_body_bytes)
     if settings.cors_origins.strip():
         app.add_middleware(
-            CORSMiddleware,
+            EnvelopeCORSMiddleware,
             allow_origins=[o.strip() for o in settings.cors_origins.split(",") if o.strip()],
             allow_methods=["GET", "POST"],
             allow_headers=["Content-Type", "X-API-Key", "Authorization", "X-Request-ID"],
@@ -229,7 +256,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(knowledge.router)
     # The UI is public: the page holds no data and asks for an API key when needed.
     app.include_router(ui.router)
-    app.include_router(retrieve.router, dependencies=[Depends(require(Role.SUBMITTER))])
+    app.include_router(
+        retrieve.router, dependencies=[Depends(require(Role.SUBMITTER))], responses=UNAUTHORIZED
+    )
     # Model Context Protocol for other agents, behind the same keys (see app.api.mcp).
     mount_mcp(app, settings)
+    install_contract(app)
     return app

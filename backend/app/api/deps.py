@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 
 from app.core.config import Settings
 from app.core.errors import Forbidden, NotReady, Unauthorized
@@ -15,6 +15,7 @@ from app.incidents.workspace import Workspace
 from app.intake.alertmanager import AlertIntake
 from app.intake.fingerprints import FingerprintStore
 from app.rag.engine import RetrievalEngine
+from app.schemas import ErrorResponse
 
 
 def get_incident_service(request: Request) -> IncidentService:
@@ -60,6 +61,17 @@ def get_identity(request: Request) -> Identity:
     return identity
 
 
+#: The response doc of every operation behind ``get_identity`` (any ``require`` included).
+UNAUTHORIZED: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorResponse, "description": "Missing or invalid API key"},
+}
+#: The response doc of an operation requiring more than ``Role.SUBMITTER``, which every key holds.
+FORBIDDEN: dict[int | str, dict[str, Any]] = {
+    403: {"model": ErrorResponse, "description": "The API key lacks the role"},
+}
+AUTH_ERRORS = {**UNAUTHORIZED, **FORBIDDEN}
+
+
 def require(role: Role) -> Callable[[Identity], Identity]:
     """A dependency admitting identities holding ``role`` (403 otherwise)."""
 
@@ -78,6 +90,9 @@ SubmitterDep = Annotated[Identity, Depends(require(Role.SUBMITTER))]
 ReviewerDep = Annotated[Identity, Depends(require(Role.REVIEWER))]
 AdminDep = Annotated[Identity, Depends(require(Role.ADMIN))]
 IdentityDep = Annotated[Identity, Depends(get_identity)]
+IncidentIdPath = Annotated[
+    str, Path(description="The incident's id", examples=["3f2b8c1e-6d0a-4b7e-9c51-2a8f4e7d9b10"])
+]
 
 
 def get_workspace(service: IncidentServiceDep) -> Workspace:

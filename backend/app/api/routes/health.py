@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.api.deps import get_identity
+from app.api.deps import UNAUTHORIZED, get_identity
 from app.core.metrics import REVIEWS_PENDING
 
 router = APIRouter(tags=["health"])
@@ -35,7 +35,7 @@ async def probe(check: Callable[[], Awaitable[Any]]) -> tuple[bool, Any]:
         return False, f"unreachable ({type(exc).__name__})"
 
 
-@router.get("/ready", dependencies=[Depends(get_identity)])
+@router.get("/ready", dependencies=[Depends(get_identity)], responses=UNAUTHORIZED)
 async def ready(request: Request) -> JSONResponse:
     """Readiness: cheap local checks plus one heartbeat (≤ 1 s) per configured remote backend."""
     state = request.app.state

@@ -7,10 +7,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Response
+from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.responses import PlainTextResponse
 
-from app.api.deps import IncidentServiceDep, ReviewerDep, require
+from app.api.deps import (
+    FORBIDDEN,
+    UNAUTHORIZED,
+    IncidentIdPath,
+    IncidentServiceDep,
+    ReviewerDep,
+    require,
+)
 from app.core.security import LOCAL_IDENTITY, Role
 from app.incidents.postmortem import Postmortem
 from app.incidents.postmortem_markdown import render_markdown
@@ -22,12 +29,13 @@ from app.schemas import (
 )
 
 router = APIRouter(
-    prefix="/api/incidents", tags=["incidents"], dependencies=[Depends(require(Role.SUBMITTER))]
+    prefix="/api/incidents",
+    tags=["incidents"],
+    dependencies=[Depends(require(Role.SUBMITTER))],
+    responses=UNAUTHORIZED,
 )
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorResponse, "description": "Missing or invalid API key"},
-    403: {"model": ErrorResponse, "description": "The API key lacks the role"},
     404: {"model": ErrorResponse, "description": "No such incident"},
     409: {"model": ErrorResponse, "description": "The incident is not awaiting review"},
     422: {"model": ErrorResponse, "description": "Invalid input"},
@@ -48,7 +56,13 @@ async def create_incident(
     service: IncidentServiceDep,
     response: Response,
     idempotency_key: Annotated[
-        str | None, Header(min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+$")
+        str | None,
+        Header(
+            min_length=1,
+            max_length=200,
+            pattern=r"^[\x21-\x7e]+$",
+            examples=["checkout-crash-2024-05-01T10:00Z"],
+        ),
     ] = None,
 ) -> IncidentPublic:
     """Analyse an incident; it comes back awaiting a reviewer's decision.
@@ -64,14 +78,19 @@ async def create_incident(
 
 
 @router.get("/{incident_id}", response_model=IncidentPublic, responses=ERRORS)
-async def get_incident(incident_id: str, service: IncidentServiceDep) -> IncidentPublic:
+async def get_incident(incident_id: IncidentIdPath, service: IncidentServiceDep) -> IncidentPublic:
     """One incident with its analysis."""
     return await service.get(incident_id)
 
 
-@router.post("/{incident_id}/decision", response_model=IncidentPublic, responses=ERRORS)
+@router.post(
+    "/{incident_id}/decision", response_model=IncidentPublic, responses={**ERRORS, **FORBIDDEN}
+)
 async def decide_incident(
-    incident_id: str, body: DecisionCreate, service: IncidentServiceDep, identity: ReviewerDep
+    incident_id: IncidentIdPath,
+    body: DecisionCreate,
+    service: IncidentServiceDep,
+    identity: ReviewerDep,
 ) -> IncidentPublic:
     """Approve, reject, edit-and-approve or send back for re-analysis.
 
@@ -83,7 +102,9 @@ async def decide_incident(
 
 
 @router.get("/{incident_id}/audit", responses=ERRORS)
-async def incident_audit(incident_id: str, service: IncidentServiceDep) -> dict[str, Any]:
+async def incident_audit(
+    incident_id: IncidentIdPath, service: IncidentServiceDep
+) -> dict[str, Any]:
     """The audit trail: creation, each draft, each decision."""
     events = await service.audit(incident_id)
     return {
@@ -110,14 +131,14 @@ async def incident_audit(incident_id: str, service: IncidentServiceDep) -> dict[
             "description": "The postmortem: Markdown, or JSON with ``format=json``",
             "content": {"text/markdown": {"schema": {"type": "string"}}},
         },
-        **{code: ERRORS[code] for code in (401, 403, 404, 422)},
+        **{code: ERRORS[code] for code in (404, 422)},
         409: {"model": ErrorResponse, "description": "The incident is not decided yet"},
     },
 )
 async def incident_postmortem(
-    incident_id: str,
+    incident_id: IncidentIdPath,
     service: IncidentServiceDep,
-    format: Literal["markdown", "json"] = "markdown",
+    format: Annotated[Literal["markdown", "json"], Query(examples=["json"])] = "markdown",
 ) -> PlainTextResponse | Postmortem:
     """A postmortem draft of a decided incident: summary, impact, timeline, root cause, actions."""
     postmortem = await service.postmortem(incident_id)

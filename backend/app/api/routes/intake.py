@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from app.api.deps import AlertIntakeDep, require
+from app.api.deps import UNAUTHORIZED, AlertIntakeDep, require
 from app.core.security import Role
 from app.intake.alertmanager import AlertIntakePublic, AlertmanagerWebhook
 from app.schemas import ErrorResponse
@@ -14,12 +14,13 @@ from app.schemas import ErrorResponse
 #: Monitoring systems submit incidents, so they need the submitter role (Alertmanager sends
 #: the key with ``http_config.authorization``).
 router = APIRouter(
-    prefix="/api/intake", tags=["intake"], dependencies=[Depends(require(Role.SUBMITTER))]
+    prefix="/api/intake",
+    tags=["intake"],
+    dependencies=[Depends(require(Role.SUBMITTER))],
+    responses=UNAUTHORIZED,
 )
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorResponse, "description": "Missing or invalid API key"},
-    403: {"model": ErrorResponse, "description": "The API key lacks the submitter role"},
     422: {"model": ErrorResponse, "description": "Malformed notification; nothing was created"},
     503: {"model": ErrorResponse, "description": "Intake not set up"},
 }

@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from app.api.deps import AdminDep, RetrievalEngineDep, SubmitterDep
+from app.api.deps import AUTH_ERRORS, UNAUTHORIZED, AdminDep, RetrievalEngineDep, SubmitterDep
 from app.core.errors import (
     AppError,
     Conflict,
@@ -106,7 +106,10 @@ def get_knowledge(request: Request) -> KnowledgeBase:
 @router.get(
     "",
     response_model=KnowledgePublic,
-    responses={503: {"content": {"application/json": {"example": _ERROR_EXAMPLE}}}},
+    responses={
+        **UNAUTHORIZED,
+        503: {"content": {"application/json": {"example": _ERROR_EXAMPLE}}},
+    },
 )
 def read_knowledge(request: Request, identity: SubmitterDep) -> KnowledgePublic:
     """Collections with their counts, the embedding model and the last ingest's summary."""
@@ -125,6 +128,7 @@ def read_knowledge(request: Request, identity: SubmitterDep) -> KnowledgePublic:
     "/reload",
     response_model=IngestPublic,
     responses={
+        **AUTH_ERRORS,
         409: {"description": "A reload is already running."},
         422: {"description": "A knowledge source is malformed; nothing was changed."},
         503: {"description": "The vector store or embedder failed."},
