@@ -68,7 +68,7 @@ def open_state_backend(settings: Settings) -> AbstractAsyncContextManager[StateB
         return open_postgres_backend(
             settings.database_url.get_secret_value(), timeout=settings.database_timeout_seconds
         )
-    return open_sqlite_backend(settings.checkpoint_db_path)
+    return open_sqlite_backend(settings.checkpoint_db_path, settings.sqlite_synchronous)
 
 
 def intake_settings(settings: Settings) -> IntakeSettings:

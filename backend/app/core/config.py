@@ -33,6 +33,7 @@ class Settings(BaseSettings):
     # Durable state.
     state_dir: Path = Path("var")
     database_url: SecretStr | None = None
+    sqlite_synchronous: Literal["normal", "full"] = "normal"
     database_timeout_seconds: float = Field(default=5.0, gt=0)
 
     # RCA generation.
