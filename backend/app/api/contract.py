@@ -70,6 +70,16 @@ MCP_REQUEST_BODY: dict[str, Any] = {
     },
 }
 
+
+def rebinding_refusal(header: str) -> dict[str, Any]:
+    """The SDK's answer when its DNS-rebinding protection refuses a ``header``."""
+    return {
+        "description": f"{header} refused by DNS-rebinding protection (plain text; only with "
+        "RCA_AUTH=off, loopback only)",
+        "content": PLAIN_TEXT,
+    }
+
+
 MCP_RESPONSES: dict[str, dict[str, Any]] = {
     "200": {
         "description": "The JSON-RPC response (the server answers in JSON, never an event stream)",
@@ -82,19 +92,11 @@ MCP_RESPONSES: dict[str, dict[str, Any]] = {
         "content": {**JSON_RPC_ERROR, **PLAIN_TEXT},
     },
     "401": {"description": "Missing or invalid API key", "content": ENVELOPE},
-    "403": {
-        "description": "Origin refused by DNS-rebinding protection (plain text; only with "
-        "RCA_AUTH=off, loopback only)",
-        "content": PLAIN_TEXT,
-    },
+    "403": rebinding_refusal("Origin"),
     "405": {"description": "Method not allowed (see Allow)", "content": ENVELOPE},
     "406": {"description": "Accept does not admit application/json", "content": JSON_RPC_ERROR},
     "413": {"description": "Request body over RCA_MAX_BODY_BYTES", "content": ENVELOPE},
-    "421": {
-        "description": "Host refused by DNS-rebinding protection (plain text; only with "
-        "RCA_AUTH=off, loopback only)",
-        "content": PLAIN_TEXT,
-    },
+    "421": rebinding_refusal("Host"),
     "429": {"description": "Rate limit exceeded (see Retry-After)", "content": ENVELOPE},
     "500": {"description": "The MCP server failed (a JSON-RPC error)", "content": JSON_RPC_ERROR},
 }
