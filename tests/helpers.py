@@ -18,6 +18,7 @@ from typing import Any, NoReturn, Self
 import httpx
 
 from app.core.config import PROJECT_ROOT, Settings
+from app.core.processes import free_port, stop_process
 
 KNOWLEDGE_PATH = PROJECT_ROOT / "data" / "knowledge" / "error_docs.txt"
 
@@ -25,28 +26,6 @@ KNOWLEDGE_PATH = PROJECT_ROOT / "data" / "knowledge" / "error_docs.txt"
 def unique_name(prefix: str = "test") -> str:
     """A Chroma-valid collection name no other test uses."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def stop_process(process: subprocess.Popen[bytes] | None, timeout: float = 30.0) -> None:
-    """Terminate ``process`` if it runs; kill it when it has not stopped within ``timeout``."""
-    if process is None or process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=timeout)
 
 
 def wait_until_serving(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import httpx
 import numpy as np
 
 from app.core.config import PROJECT_ROOT, Settings, get_settings
+from app.core.processes import free_port, stop_process
 
 DEFAULT_MODELS_DIR = PROJECT_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2"
 DEFAULT_SCIFACT_DIR = PROJECT_ROOT.parent / "shared" / "datasets" / "scifact"
@@ -278,9 +278,7 @@ def service_process(
         The base URL, the API key and the process id.
     """
     key = secrets.token_urlsafe(24)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     env = {
         **os.environ,
         "PYTHONPATH": str(PROJECT_ROOT / "backend"),
@@ -310,8 +308,4 @@ def service_process(
             raise RuntimeError("the service did not start within 300 s")
         yield base, key, process.pid
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_process(process)

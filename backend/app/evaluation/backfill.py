@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 import httpx
 
 from app.core.errors import ConfigurationError
+from app.core.processes import free_port, stop_process
 
 BINARIES = ("prometheus", "promtool")
 _SAMPLE_RE = re.compile(
@@ -73,12 +73,6 @@ def merge_openmetrics(texts: Iterable[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -123,7 +117,7 @@ def backfilled_prometheus(openmetrics: str, timeout: float = 60.0) -> Iterator[s
         if done.returncode != 0:
             raise ConfigurationError(f"promtool backfill failed: {done.stderr.decode()[-400:]}")
         (folder / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\n")
-        port = _free_port()
+        port = free_port()
         log = folder / "prometheus.log"
         with log.open("wb") as out:
             process = subprocess.Popen(
@@ -142,9 +136,4 @@ def backfilled_prometheus(openmetrics: str, timeout: float = 60.0) -> Iterator[s
             _wait_ready(process, url, log, timeout)
             yield url
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
