@@ -160,3 +160,27 @@ def test_only_one_reload_at_a_time(tmp_path: Path) -> None:
 
     report = knowledge.reload(after=[nested])
     assert report.embedded == 0 and knowledge.report is report
+
+
+def test_windowed_ingest_stores_windows_beside_documents_and_lists_documents_only(
+    tmp_path: Path,
+) -> None:
+    folder = make_sources(tmp_path)
+    name = unique_name("kb")
+    plain = build_knowledge_base(persistent(tmp_path / "plain", folder, name), CountingEmbedder())
+    settings = persistent(tmp_path, folder, name).model_copy(
+        update={"window_tokens": 64, "window_stride": 32}
+    )
+    embedder = CountingEmbedder()
+    knowledge = build_knowledge_base(settings, embedder)
+    report = knowledge.report
+    assert report.windows > 0 and report.count == plain.report.count
+    assert knowledge.store.count() == report.count + report.windows
+    assert embedder.embedded == report.count + report.windows
+    assert report.version == plain.report.version and report.ids_by_code == plain.report.ids_by_code
+    # Windows are never listed as documents or families.
+    assert {c.id for c in knowledge.documents()} == {c.id for c in plain.documents()}
+    assert knowledge.families() == plain.families()
+    # A reload keeps the windows: nothing new to embed.
+    again = knowledge.reload()
+    assert (again.added, again.removed, again.windows) == (0, 0, report.windows)

@@ -13,6 +13,7 @@ from app.rag.ingest import KnowledgeChunk, chunk_id
 from app.rag.knowledge import KnowledgeBase
 from app.rag.packing import Complexity
 from app.rag.store import ScoredChunk, VectorStore
+from app.rag.windows import is_window, with_windows
 
 OUT_OF_DOMAIN = "LDAP bind failures on the VPN concentrator"
 
@@ -289,4 +290,37 @@ def test_one_code_lifts_one_doc_not_every_doc_tagged_with_it(
         assert all(d.code_match for d in docs)
         engine.close()
     finally:
+        store.client.delete_collection(store.collection_name)
+
+
+def test_a_long_document_is_found_by_a_window_and_returned_whole(
+    knowledge: KnowledgeBase, embedder: MiniLmEmbedder
+) -> None:
+    filler = " ".join(
+        f"Section {n}: the nightly ledger export copies settled orders to the warehouse."
+        for n in range(12)
+    )
+    tail = "Finally, the freezer compressor in aisle nine trips its breaker when defrosting."
+    long_doc = chunk(f"Store operations handbook\n{filler} {tail}", source_id="handbook")
+    other = chunk("Team note: the loyalty service is slow on Mondays.", source_id="note-1")
+    stored = with_windows([long_doc, other], 48, 24)
+    assert len(stored) > 3
+    store = VectorStore(knowledge.store.client, embedder, unique_name("windows"))
+    store.add(stored)
+    engine = RetrievalEngine(store, EngineConfig())
+    try:
+        docs = engine.retrieve("freezer compressor trips its breaker while defrosting", 5).docs
+        top = docs[0]
+        # One candidate for the document, carrying its whole text, never a window's.
+        assert (top.id, top.text) == (long_doc.id, long_doc.text)
+        assert [d.id for d in docs].count(long_doc.id) == 1
+        assert not any(is_window(d) for d in docs)
+        # The dense leg scored its best window, closer than the whole handbook's vector.
+        whole = store.vectors([long_doc.id])[long_doc.id]
+        query = embedder.embed_query("freezer compressor trips its breaker while defrosting")
+        assert top.dense_score is not None
+        assert top.dense_score > float(sum(a * b for a, b in zip(query, whole, strict=True)))
+        assert len(engine._indexes[store.collection_name].keywords) == 2  # windows not indexed
+    finally:
+        engine.close()
         store.client.delete_collection(store.collection_name)

@@ -6,6 +6,7 @@ import pytest
 
 from app.rag.embedding import TOKENIZER_PATH
 from app.rag.spelling import (
+    Lexicon,
     closest_word,
     edit_distance,
     model_words,
@@ -13,12 +14,14 @@ from app.rag.spelling import (
     word_counts,
 )
 
-KNOWN = word_counts(
-    [
-        "Inventory service unavailable: stock lookups failing with 503. The inventory service "
-        "is healthy again after a restart. Card payment gateway returns 502 at the till.",
-        "Sale lines empty or malformed; the sale is rejected. Check the gateway.",
-    ]
+KNOWN = Lexicon(
+    word_counts(
+        [
+            "Inventory service unavailable: stock lookups failing with 503. The inventory service "
+            "is healthy again after a restart. Card payment gateway returns 502 at the till.",
+            "Sale lines empty or malformed; the sale is rejected. Check the gateway.",
+        ]
+    )
 )
 
 
@@ -88,11 +91,20 @@ def test_words_that_must_stay_as_typed(query: str, common: frozenset[str]) -> No
 
 
 def test_closest_word_prefers_fewer_edits_then_frequency() -> None:
-    assert closest_word("calcuation", {"calculation": 1, "calculations": 9}) == "calculation"
-    assert closest_word("sale", {"sales": 1, "scale": 9, "sole": 3}) == "scale"
+    assert (
+        closest_word("calcuation", Lexicon({"calculation": 1, "calculations": 9})) == "calculation"
+    )
+    assert closest_word("sale", Lexicon({"sales": 1, "scale": 9, "sole": 3})) == "scale"
 
 
 def test_closest_word_keeps_the_first_letter() -> None:
-    assert closest_word("unhealthy", {"healthy": 1}) is None
-    assert closest_word("nhealthy", {"healthy": 1}) is None
-    assert closest_word("healhty", {"healthy": 1}) == "healthy"
+    assert closest_word("unhealthy", Lexicon({"healthy": 1})) is None
+    assert closest_word("nhealthy", Lexicon({"healthy": 1})) is None
+    assert closest_word("healhty", Lexicon({"healthy": 1})) == "healthy"
+
+
+def test_the_lexicon_reads_only_words_a_repair_could_become() -> None:
+    lexicon = Lexicon({"gateway": 3, "gate": 1, "getaway": 2, "sale": 1})
+    near = {word for word, _ in lexicon.near("gatway", 1)}
+    assert near == {"gateway", "getaway"}  # same first letter, length 5 to 7; "gate" is 4
+    assert "gate" in lexicon and len(lexicon) == 4 and lexicon["gateway"] == 3

@@ -7,12 +7,16 @@ from collections.abc import Sequence
 
 import pytest
 
+from app.rag.ingest import KnowledgeChunk
 from app.rag.windows import (
     PARENT_KEY,
+    WINDOW_END_KEY,
+    WINDOW_START_KEY,
     Offsets,
-    split_windows,
+    is_window,
     window_chunks,
     window_spans,
+    with_windows,
     wordpiece_offsets,
 )
 
@@ -44,27 +48,56 @@ def test_window_spans_refuse_gaps_and_empty_windows(size: int, stride: int) -> N
         window_spans(10, size, stride)
 
 
+def texts(title: str, body: str, size: int, stride: int) -> list[str]:
+    (offsets,) = word_offsets([body])
+    chunks = window_chunks("d", title, body, size=size, stride=stride, offsets=offsets)
+    return [c.text for c in chunks if is_window(c)]
+
+
 def test_each_window_is_the_title_then_a_slice_of_the_body() -> None:
     body = "alpha  beta gamma delta epsilon"
-    (offsets,) = word_offsets([body])
-    assert split_windows("Title", body, offsets, 4, 2) == [
+    assert texts("Title", body, 4, 2) == [
         "Title alpha  beta gamma delta",  # the body's own spacing is kept
         "Title gamma delta epsilon",
     ]
-    assert split_windows("", body, offsets, 10, 5) == [body]
-    assert split_windows("Only title", "", [], 4, 2) == ["Only title"]
+    assert texts("", "a b c d e f g", 2, 2) == ["a b", "c d", "e f", "g"]
+    assert texts("", body, 10, 5) == []  # it fits one window: the document alone
+    assert texts("Only title", "", 4, 2) == []
 
 
-def test_a_short_doc_stays_one_chunk_and_a_long_one_becomes_windows() -> None:
+def test_knowledge_chunks_keep_their_text_and_gain_windows_of_the_rest() -> None:
+    entry = KnowledgeChunk(
+        id="error-doc-1",
+        text="Error: CO-500 CRASH\n" + " ".join(f"word{n}" for n in range(300)),
+        metadata={"error_code": "CO-500"},
+    )
+    short = KnowledgeChunk(id="error-doc-2", text="Error: X\nshort", metadata={})
+    assert with_windows([entry, short], 0, 48) == [entry, short]
+    stored = with_windows([entry, short], 96, 48)
+    assert stored[:2] == [entry, short]  # the documents as they were, windows after them
+    windows = stored[2:]
+    assert windows and all(is_window(w) for w in windows)
+    assert {w.metadata[PARENT_KEY] for w in windows} == {"error-doc-1"}
+    assert all(w.text.startswith("Error: CO-500 CRASH ") for w in windows)
+    assert all(w.metadata["error_code"] == "CO-500" for w in windows)
+    assert not is_window(entry)
+
+
+def test_a_short_doc_stays_one_chunk_and_a_long_one_gains_windows() -> None:
     (short,) = window_chunks("d1", "T", "one two", {"k": 1}, size=4, stride=2, offsets=None)
     assert (short.id, short.text) == ("d1", "T one two")
     assert short.metadata == {"k": 1, PARENT_KEY: "d1", "title": "T"}
     body = "a b c d e f"
     (offsets,) = word_offsets([body])
-    windows = window_chunks("d2", "T", body, size=4, stride=2, offsets=offsets)
+    whole, *windows = window_chunks("d2", "T", body, size=4, stride=2, offsets=offsets)
+    assert (whole.id, whole.text, is_window(whole)) == ("d2", "T a b c d e f", False)
     assert [w.id for w in windows] == ["d2#w0", "d2#w1"]
     assert [w.text for w in windows] == ["T a b c d", "T c d e f"]
     assert {w.metadata[PARENT_KEY] for w in windows} == {"d2"}
+    assert [(w.metadata[WINDOW_START_KEY], w.metadata[WINDOW_END_KEY]) for w in windows] == [
+        (0, 7),
+        (4, 11),
+    ]
 
 
 def test_windows_count_model_word_pieces() -> None:

@@ -4,8 +4,9 @@ The folder has ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``. Ea
 (``app.evaluation.configurations``) builds the product's own ``RetrievalEngine`` over an
 in-memory Chroma collection of the corpus, embedded by the product embedder through the on-disk
 cache (``app.evaluation.embedding_cache``), and asks it for 100 docs per query through
-``retrieve`` — the call the rag node, ``POST /retrieve`` and ``POST /rag/query`` make. A corpus
-stored as windows (``windows`` > 0) scores each document by its best window.
+``retrieve`` — the call the rag node, ``POST /retrieve`` and ``POST /rag/query`` make. With
+``windows`` > 0 a long document is stored with its windows (``app.rag.windows``), as the
+knowledge base's ingest stores its long entries.
 
 A doc's text is its title and body joined by a space; the title is also kept in its metadata
 (the BM25 title field). Only the queries judged in the chosen
@@ -187,7 +188,7 @@ def _doc_metadata(doc_id: str, title: str) -> dict[str, str | int]:
 
 
 def corpus_chunks(dataset: BeirDataset, windows: int, stride: int) -> list[KnowledgeChunk]:
-    """The corpus as the knowledge collection stores it: whole docs, or windows of long ones."""
+    """The corpus as the knowledge collection stores it: whole docs, plus windows of long ones."""
     if windows <= 0:
         return [
             KnowledgeChunk(id=i, text=t, metadata=_doc_metadata(i, title))

@@ -41,9 +41,7 @@ def cmd_eval_incidents(args: argparse.Namespace) -> int:
 
         with graph_analyzer(settings, parse_evidence=not args.no_parser) as product:
             report = evaluate_with_grounding(cases, product)
-            docs = {
-                str(c.metadata["error_code"]): c.text for c in product.knowledge.store.all_chunks()
-            }
+            docs = {str(c.metadata["error_code"]): c.text for c in product.knowledge.documents()}
             seconds = product.seconds
         pairs = Path(args.claims) if args.claims else PROJECT_ROOT / "data/eval/claims.jsonl"
         report.update(checker_scores(CitationChecker(default_embedder()), docs, pairs))

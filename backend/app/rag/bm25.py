@@ -12,13 +12,15 @@ title field weighted above the body. Every hit also carries its *coverage*: the 
 query's word weight (idf) the chunk contains, a score on a fixed 0-1 scale that the retrieval
 floor can compare (``app.rag.gates``). Query tokens with a digit that the index has never seen
 (ids, counters, addresses) are left out of coverage: such values differ in every incident.
+
+Windows of long documents (``app.rag.windows``) are not indexed: BM25 scores the document they
+cut, whose term counts and length are the whole text's.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +28,9 @@ import bm25s
 import numpy as np
 
 from app.rag.ingest import KnowledgeChunk
-from app.rag.spelling import word_counts
+from app.rag.spelling import Lexicon, word_counts
 from app.rag.tokenize import canonical_code, tokenize
+from app.rag.windows import is_window
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +65,8 @@ class _Snapshot:
     chunks: list[KnowledgeChunk]
     model: Any  # bm25s.BM25, or None for an empty corpus
     by_code: dict[str, list[int]] = field(default_factory=dict)
-    words: Counter[str] = field(default_factory=Counter)
+    words: Lexicon = field(default_factory=Lexicon)
+    by_id: dict[str, int] = field(default_factory=dict)
 
 
 def _document_tokens(chunk: KnowledgeChunk, params: Bm25Params) -> list[str]:
@@ -75,7 +79,7 @@ def _document_tokens(chunk: KnowledgeChunk, params: Bm25Params) -> list[str]:
 
 
 def _build(chunks: Sequence[KnowledgeChunk], params: Bm25Params) -> _Snapshot:
-    chunks = list(chunks)
+    chunks = [c for c in chunks if not is_window(c)]
     by_code: dict[str, list[int]] = {}
     for position, chunk in enumerate(chunks):
         code = chunk.metadata.get("error_code")
@@ -85,8 +89,9 @@ def _build(chunks: Sequence[KnowledgeChunk], params: Bm25Params) -> _Snapshot:
         return _Snapshot(chunks=[], model=None, by_code=by_code)
     model = bm25s.BM25(method=params.method, k1=params.k1, b=params.b)
     model.index([_document_tokens(c, params) for c in chunks], show_progress=False)
-    words = word_counts(c.text for c in chunks)
-    return _Snapshot(chunks=chunks, model=model, by_code=by_code, words=words)
+    words = Lexicon(word_counts(c.text for c in chunks))
+    by_id = {c.id: position for position, c in enumerate(chunks)}
+    return _Snapshot(chunks=chunks, model=model, by_code=by_code, words=words, by_id=by_id)
 
 
 class KeywordIndex:
@@ -104,7 +109,14 @@ class KeywordIndex:
         logger.debug("keyword index rebuilt over %d chunk(s)", len(chunks))
 
     def __len__(self) -> int:
+        """Indexed documents (windows are not indexed)."""
         return len(self._snapshot.chunks)
+
+    def document(self, doc_id: str) -> KnowledgeChunk | None:
+        """The indexed document with this id, if any."""
+        snapshot = self._snapshot
+        position = snapshot.by_id.get(doc_id)
+        return None if position is None else snapshot.chunks[position]
 
     def search(self, query: str, k: int) -> list[KeywordHit]:
         """The best ``k`` chunks with a positive BM25 score, best first (ties by chunk id).
@@ -133,7 +145,7 @@ class KeywordIndex:
             KeywordHit(snapshot.chunks[i], float(scores[i]), coverage[n]) for n, i in enumerate(top)
         ]
 
-    def words(self) -> Mapping[str, int]:
+    def words(self) -> Lexicon:
         """Lower-case words of the indexed chunks with their counts."""
         return self._snapshot.words
 

@@ -1,30 +1,27 @@
 """The engine's candidates: one per document, merged from every leg's ranking of its chunks.
 
-A document stored as several windows (chunks whose ``parent_id`` metadata names it, see
-``app.rag.windows``) is one candidate that scores its best window in each leg; a chunk without
-``parent_id`` is its own document. Each leg's ranking is kept as ``(key, score)`` pairs so either
-fusion (rank-based RRF or score-based z-scores) can read it.
+A long document stored with its windows (chunks whose ``parent_id`` metadata names it, see
+``app.rag.windows``) is one candidate that scores its best chunk in the dense leg; the
+candidate is always the whole document (``resolve_windows``), never one of its windows. Each
+leg's ranking is kept as ``(key, score)`` pairs so either fusion (rank-based RRF or score-based
+z-scores) can read it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.rag.bm25 import KeywordHit
 from app.rag.ingest import KnowledgeChunk
 from app.rag.store import ScoredChunk
-from app.rag.windows import PARENT_KEY
+from app.rag.windows import is_window, parent_of
 
 #: A candidate's stable key across collections: ``(collection name, document id)``.
 DocKey = tuple[str, str]
 #: One leg's ranking for one query: (key, score), best first.
 Scored = list[tuple[DocKey, float]]
-
-
-def parent_of(chunk: KnowledgeChunk | ScoredChunk) -> str:
-    """The document a chunk belongs to (itself when it is not a window)."""
-    return str(chunk.metadata.get(PARENT_KEY) or chunk.id)
 
 
 @dataclass
@@ -68,9 +65,18 @@ class CollectionHits:
         key = (collection, parent_of(chunk))
         if key not in self.candidates:
             self.candidates[key] = Candidate(
-                collection=collection, id=chunk.id, text=chunk.text, metadata=dict(chunk.metadata)
+                collection=collection, id=key[1], text=chunk.text, metadata=dict(chunk.metadata)
             )
         return self.candidates[key]
+
+    def resolve_windows(self, document: Callable[[str], KnowledgeChunk | None]) -> None:
+        """Give every candidate first seen as a window its document's text and metadata."""
+        for candidate in self.candidates.values():
+            if not is_window(candidate):
+                continue
+            whole = document(candidate.id)
+            if whole is not None:
+                candidate.text, candidate.metadata = whole.text, dict(whole.metadata)
 
     def add_dense(self, collection: str, chunks: list[ScoredChunk]) -> None:
         """One query's dense ranking of chunks, as documents (each at its best window)."""

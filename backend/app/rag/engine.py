@@ -10,8 +10,9 @@ One request runs these steps:
    (``app.rag.spelling``; the repairs are listed in ``notes``);
 3. per collection (several collections concurrently, in threads -- Chroma calls are sync): the
    legs (``legs``: dense top-k from Chroma and BM25 top-k, or one of them) for every query, plus the
-   chunks whose ``error_code`` metadata matches a code typed in the original query. Windows of one
-   document (``parent_id`` metadata) are one candidate scoring its best window;
+   chunks whose ``error_code`` metadata matches a code typed in the original query. A long
+   document stored with its windows (``app.rag.windows``) is one candidate: the dense leg scores
+   its best chunk, BM25 the whole text, and the candidate carries the whole document;
 4. fuse (``fusion``: reciprocal rank fusion, or a weighted z-score blend with ``dense_weight``)
    on ``(collection, document id)``; for each code the query names exactly, the best-fused doc
    with that code gets ``code_match_boost`` times the spread of the fused scores (so the boost
@@ -45,7 +46,7 @@ import numpy as np
 from app.core.config import Settings
 from app.core.errors import AppError, NotFound, UpstreamError, ValidationFailed
 from app.rag.bm25 import Bm25Params, KeywordIndex
-from app.rag.candidates import Candidate, CollectionHits, DocKey, Scored, parent_of
+from app.rag.candidates import Candidate, CollectionHits, DocKey, Scored
 from app.rag.embedding import TOKENIZER_PATH
 from app.rag.fusion import order_by_fused, reciprocal_rank_fusion, zscore_fusion
 from app.rag.gates import apply_confidence, apply_floor
@@ -55,9 +56,10 @@ from app.rag.rerank import Reranker, build_reranker, rerank_permutation
 from app.rag.retrieve import RankedDoc, Retrieval
 from app.rag.rewrite import QueryRewriter
 from app.rag.services import ServiceCatalogue
-from app.rag.spelling import model_words, repair_spelling
+from app.rag.spelling import Lexicon, model_words, repair_spelling
 from app.rag.store import VectorStore
 from app.rag.tokenize import canonical_code, find_codes
+from app.rag.windows import is_window, parent_of
 
 logger = logging.getLogger(__name__)
 
@@ -205,7 +207,7 @@ class RetrievalEngine:
         Other collections' indexes are dropped and rebuilt on their next search.
         """
         chunks = _upstream("reading the knowledge collection", self.store.all_chunks)
-        self.services = ServiceCatalogue.from_chunks(chunks)
+        self.services = ServiceCatalogue.from_chunks(c for c in chunks if not is_window(c))
         index = self._build_index(chunks, None)
         with self._index_lock:
             self._indexes = {self.store.collection_name: index}
@@ -228,7 +230,7 @@ class RetrievalEngine:
             self._indexes[store.collection_name] = index
         return index
 
-    def _base_words(self) -> Mapping[str, int]:
+    def _base_words(self) -> Lexicon:
         """The knowledge base's words as its index was last built; no store call per request."""
         with self._index_lock:
             return self._indexes[self.store.collection_name].keywords.words()
@@ -385,6 +387,7 @@ class RetrievalEngine:
                 hits.add_dense(name, dense)
             if legs != "dense":
                 hits.add_keyword(name, index.keywords.search(query, chunk_depth))
+        hits.resolve_windows(index.keywords.document)
         for coded in index.keywords.with_codes(codes):
             hits.candidate(name, coded).code_match = True
         for candidate in hits.candidates.values():

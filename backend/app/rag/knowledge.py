@@ -33,6 +33,7 @@ from app.rag.ingest import KnowledgeChunk, knowledge_version
 from app.rag.signals import doc_services, read_signals
 from app.rag.sources import configured_source, load_sources
 from app.rag.store import Progress, VectorStore, backend_kind, make_chroma_client
+from app.rag.windows import DEFAULT_WINDOW_STRIDE, WINDOW_START_KEY, is_window, with_windows
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class SyncResult:
 class IngestReport:
     """What one ingest stored and changed."""
 
-    #: Chunks in the collection after the ingest.
+    #: Documents in the collection after the ingest (entries and runbook sections).
     count: int
     #: Error-docs code -> chunk id (error docs only; runbooks never replace an entry here).
     ids_by_code: dict[str, str]
@@ -69,6 +70,8 @@ class IngestReport:
     files: list[str] = field(default_factory=list)
     finished_at: datetime | None = None
     duration_seconds: float = 0.0
+    #: Windows of long documents stored beside them (``RCA_WINDOW_TOKENS``; 0 when off).
+    windows: int = 0
 
     def summary(self) -> str:
         """The one summary line: ``ingest: added=A unchanged=U removed=R embedded=E``."""
@@ -81,6 +84,7 @@ class IngestReport:
         """Plain JSON-serialisable form (for the admin API)."""
         return {
             "count": self.count,
+            "windows": self.windows,
             "version": self.version,
             "added": self.added,
             "unchanged": self.unchanged,
@@ -137,6 +141,8 @@ def ingest_sources(
     *,
     batch_size: int | None = None,
     progress: Progress | None = None,
+    window_tokens: int = 0,
+    window_stride: int = DEFAULT_WINDOW_STRIDE,
 ) -> IngestReport:
     """Read ``source`` (folder or file) and sync ``store`` to it; log the summary line.
 
@@ -145,6 +151,9 @@ def ingest_sources(
         source: A sources folder or a single error-docs / runbook file.
         batch_size: Chunks embedded per batch.
         progress: ``progress(done, total)`` while new chunks are embedded.
+        window_tokens: Store windows of this many model tokens beside each longer document
+            (``app.rag.windows``); 0 stores the documents alone.
+        window_stride: Model tokens between window starts.
 
     Returns:
         The report of this ingest.
@@ -156,10 +165,12 @@ def ingest_sources(
     loaded = load_sources(source, count_tokens=store.embedder.count_tokens)
     for warning in loaded.warnings:
         logger.warning(warning)
-    result = sync_store(store, loaded.chunks, batch_size=batch_size, progress=progress)
+    stored = with_windows(loaded.chunks, window_tokens, window_stride)
+    result = sync_store(store, stored, batch_size=batch_size, progress=progress)
     ids = list(dict.fromkeys(c.id for c in loaded.chunks))
     report = IngestReport(
-        count=store.count(),
+        count=len(ids),
+        windows=len(stored) - len(loaded.chunks),
         ids_by_code={
             str(c.metadata["error_code"]): c.id
             for c in loaded.chunks
@@ -198,6 +209,8 @@ class KnowledgeBase:
     #: ``server``, ``persistent`` or ``ephemeral``.
     backend: str = "ephemeral"
     batch_size: int | None = None
+    window_tokens: int = 0
+    window_stride: int = DEFAULT_WINDOW_STRIDE
     _reload_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
     )
@@ -240,7 +253,12 @@ class KnowledgeBase:
             raise Conflict("a knowledge reload is already running")
         try:
             report = ingest_sources(
-                self.store, self.source, batch_size=self.batch_size, progress=progress
+                self.store,
+                self.source,
+                batch_size=self.batch_size,
+                progress=progress,
+                window_tokens=self.window_tokens,
+                window_stride=self.window_stride,
             )
             # One attribute assignment: readers see the old report or the new one, never a mix.
             self.report = report
@@ -276,6 +294,10 @@ class KnowledgeBase:
             "families": self.families(),
         }
 
+    def documents(self) -> list[KnowledgeChunk]:
+        """Every document of the collection: its entries and sections, without their windows."""
+        return [c for c in self.store.all_chunks() if not is_window(c)]
+
     def families(self, limit: int = MAX_LISTED_FAMILIES) -> list[dict[str, Any]]:
         """Error-doc chunks with their services and expected signals, in code order."""
         rows = [
@@ -288,7 +310,7 @@ class KnowledgeBase:
                 "signals": read_signals(meta),
             }
             for chunk_id, meta in self.store.metadatas().items()
-            if chunk_id.startswith(ERROR_DOC_PREFIX)
+            if chunk_id.startswith(ERROR_DOC_PREFIX) and WINDOW_START_KEY not in meta
         ]
         rows.sort(key=lambda r: (str(r["error_code"] or ""), r["id"]))
         return rows[:limit]
@@ -328,11 +350,20 @@ def build_knowledge_base(
         client.delete_collection(name)
     store = VectorStore(client, embedder, name)
     source = configured_source(settings, path)
-    report = ingest_sources(store, source, batch_size=settings.ingest_batch_size, progress=progress)
+    report = ingest_sources(
+        store,
+        source,
+        batch_size=settings.ingest_batch_size,
+        progress=progress,
+        window_tokens=settings.window_tokens,
+        window_stride=settings.window_stride,
+    )
     return KnowledgeBase(
         store=store,
         report=report,
         source=source,
         backend=backend,
         batch_size=settings.ingest_batch_size,
+        window_tokens=settings.window_tokens,
+        window_stride=settings.window_stride,
     )

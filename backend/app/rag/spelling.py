@@ -17,7 +17,9 @@ A word is repaired only when all of these hold, to leave real words and identifi
   rule keeps "unhealthy" from becoming "healthy".
 
 The closest word wins, then the more frequent one in the knowledge base, then the first in
-alphabetical order.
+alphabetical order. The words are held in a ``Lexicon`` that files them by first letter and
+length, so a repair reads only the words it could become, not the whole vocabulary: the cost of
+a query stays flat as the knowledge base grows.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -55,6 +57,31 @@ def word_counts(texts: Iterable[str]) -> Counter[str]:
     for text in texts:
         counts.update(_WORD_RE.findall(text.lower()))
     return counts
+
+
+class Lexicon(Mapping[str, int]):
+    """Known words with their counts, filed by (first letter, length) for repair lookups."""
+
+    def __init__(self, counts: Mapping[str, int] | None = None) -> None:
+        self._counts: dict[str, int] = dict(counts or {})
+        self._shelves: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        for word, count in self._counts.items():
+            if word:
+                self._shelves.setdefault((word[0], len(word)), []).append((word, count))
+
+    def __getitem__(self, word: str) -> int:
+        return self._counts[word]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._counts)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def near(self, word: str, limit: int) -> Iterator[tuple[str, int]]:
+        """Words with ``word``'s first letter whose length is within ``limit`` of its length."""
+        for length in range(len(word) - limit, len(word) + limit + 1):
+            yield from self._shelves.get((word[0], length), ())
 
 
 @lru_cache(maxsize=4)
@@ -89,13 +116,11 @@ def edit_distance(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
-def closest_word(word: str, known: Mapping[str, int]) -> str | None:
+def closest_word(word: str, known: Lexicon) -> str | None:
     """The knowledge-base word ``word`` was most likely meant to be, if one is close enough."""
     limit = 1 if len(word) <= SHORT_WORD else 2
     best: tuple[int, int, str] | None = None
-    for candidate, count in known.items():
-        if candidate[0] != word[0] or abs(len(candidate) - len(word)) > limit:
-            continue
+    for candidate, count in known.near(word, limit):
         distance = edit_distance(word, candidate, limit)
         if distance <= limit:
             key = (distance, -count, candidate)
@@ -104,13 +129,13 @@ def closest_word(word: str, known: Mapping[str, int]) -> str | None:
 
 
 def repair_spelling(
-    query: str, known: Mapping[str, int], common: frozenset[str] = frozenset()
+    query: str, known: Lexicon, common: frozenset[str] = frozenset()
 ) -> SpellingRepair | None:
     """``query`` with misspelt words replaced by knowledge-base words, or ``None`` if none was.
 
     Args:
         query: The user's query.
-        known: Knowledge-base words with their counts (``word_counts``).
+        known: Knowledge-base words with their counts (``Lexicon(word_counts(...))``).
         common: Correctly spelt words that are never repaired (``model_words``).
 
     Returns:

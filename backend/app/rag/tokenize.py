@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from functools import lru_cache
 
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
@@ -107,25 +107,30 @@ def find_codes(text: str, strict: bool = False) -> list[str]:
     return found
 
 
-def _word_tokens(text: str) -> Iterable[str]:
+@lru_cache(maxsize=1 << 18)
+def _identifier_tokens(raw: str) -> tuple[str, ...]:
+    """The tokens of one identifier as written; cached, since a corpus repeats its words."""
     stemmer = _stemmer()
-    for raw in _WORD_RE.findall(text):
-        pieces = [p for p in raw.split("_") if p]
-        subwords = [
-            s.lower()
-            for piece in pieces
-            for s in ([piece] if _MIXED_RE.search(piece) else _SUBWORD_RE.findall(piece))
-        ]
-        whole = raw.lower()
-        if len(subwords) > 1 and whole not in STOP_WORDS:
-            # The identifier as written (``apply_discount``, ``zerodivisionerror``).
-            yield whole
-        for word in subwords:
-            if word in STOP_WORDS:
-                continue
-            if len(word) < 2:
-                continue
-            yield word if any(c.isdigit() for c in word) else stemmer.stemWord(word)
+    pieces = [p for p in raw.split("_") if p]
+    subwords = [
+        s.lower()
+        for piece in pieces
+        for s in ([piece] if _MIXED_RE.search(piece) else _SUBWORD_RE.findall(piece))
+    ]
+    tokens: list[str] = []
+    whole = raw.lower()
+    if len(subwords) > 1 and whole not in STOP_WORDS:
+        # The identifier as written (``apply_discount``, ``zerodivisionerror``).
+        tokens.append(whole)
+    for word in subwords:
+        if word in STOP_WORDS or len(word) < 2:
+            continue
+        tokens.append(word if any(c.isdigit() for c in word) else stemmer.stemWord(word))
+    return tuple(tokens)
+
+
+def _word_tokens(text: str) -> list[str]:
+    return [token for raw in _WORD_RE.findall(text) for token in _identifier_tokens(raw)]
 
 
 def tokenize(text: str) -> list[str]:
@@ -137,4 +142,4 @@ def tokenize(text: str) -> list[str]:
     Returns:
         Tokens with repeats kept (BM25 counts term frequency).
     """
-    return find_codes(text, strict=True) + list(_word_tokens(text))
+    return find_codes(text, strict=True) + _word_tokens(text)

@@ -1,17 +1,20 @@
-"""Windows of long documents: short overlapping passages stored as chunks of a parent doc.
+"""Windows of long documents: short overlapping passages stored beside the document they cut.
 
-The embedding model reads at most 256 tokens, so one vector per document never sees the tail of a
-long text. ``window_chunks`` cuts a document's body into windows of ``size`` model tokens every
-``stride`` tokens, puts the title in front of each, and returns them as chunks whose
-``parent_id`` metadata names the document; the engine then scores a document by its best window
-(``EngineConfig.collapse_windows``). A text of at most ``size`` tokens stays one chunk.
+The embedding model reads at most 256 tokens, and one vector for a whole text blurs what each
+part says. With windows on (``RCA_WINDOW_TOKENS`` > 0), a document longer than a window is stored
+as itself *and* as title-prefixed windows of ``size`` model tokens every ``stride`` tokens. Each
+window is a chunk whose ``parent_id`` metadata names the document, and ``window_start`` /
+``window_end`` (character offsets in the body) mark it as a window. The dense leg scores a document
+by its best chunk, whole or window; the keyword leg indexes documents only, because BM25 needs
+the whole text's term counts and length (``app.rag.bm25``), and a ranked doc is always the whole
+document (``app.rag.candidates``). A text of at most ``size`` tokens gets no windows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from tokenizers import Tokenizer
 
@@ -20,9 +23,25 @@ from app.rag.ingest import KnowledgeChunk
 
 #: Metadata key naming the document a window belongs to.
 PARENT_KEY = "parent_id"
+#: Metadata keys: the character span ``[start, end)`` of a window's passage in its doc's body.
+WINDOW_START_KEY = "window_start"
+WINDOW_END_KEY = "window_end"
 #: Model tokens per window and between window starts, chosen on SciFact train (shared README).
 DEFAULT_WINDOW_TOKENS = 96
 DEFAULT_WINDOW_STRIDE = 48
+
+
+class _Chunk(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+
+
+def parent_of(chunk: _Chunk) -> str:
+    """The document a chunk belongs to (itself when it is not a window)."""
+    return str(chunk.metadata.get(PARENT_KEY) or chunk.id)
+
 
 #: Character spans (start, end) of each token of a text, in order.
 Offsets = list[tuple[int, int]]
@@ -49,20 +68,22 @@ def window_spans(n_tokens: int, size: int, stride: int) -> list[tuple[int, int]]
         start += stride
 
 
-def split_windows(title: str, body: str, offsets: Offsets, size: int, stride: int) -> list[str]:
-    """The texts of one doc's windows: the title, a space, then a slice of the body.
+def passage_spans(offsets: Offsets, size: int, stride: int) -> list[tuple[int, int]]:
+    """Character spans ``[start, end)`` in the body of each window's passage.
 
-    Slices are cut at token boundaries taken from ``offsets`` so the body text is kept as
-    written. A doc without body tokens is one window holding only its title.
+    Spans are cut at token boundaries taken from ``offsets`` so the body text is kept as
+    written. A doc without body tokens has no passages.
     """
-    head = title.strip()
     if not offsets:
-        return [head]
-    texts = []
-    for start, end in window_spans(len(offsets), size, stride):
-        passage = body[offsets[start][0] : offsets[end - 1][1]]
-        texts.append(f"{head} {passage}" if head else passage)
-    return texts
+        return []
+    return [
+        (offsets[start][0], offsets[end - 1][1])
+        for start, end in window_spans(len(offsets), size, stride)
+    ]
+
+
+def _window_text(head: str, passage: str) -> str:
+    return f"{head} {passage}" if head else passage
 
 
 @lru_cache(maxsize=1)
@@ -79,6 +100,46 @@ def wordpiece_offsets(texts: Sequence[str]) -> list[Offsets]:
     return [list(e.offsets) for e in encodings]
 
 
+def document_windows(
+    doc_id: str,
+    title: str,
+    body: str,
+    metadata: Mapping[str, Any] | None = None,
+    size: int = DEFAULT_WINDOW_TOKENS,
+    stride: int = DEFAULT_WINDOW_STRIDE,
+    offsets: Offsets | None = None,
+) -> list[KnowledgeChunk]:
+    """The windows of one document: none when its body fits in one window.
+
+    Args:
+        doc_id: The document's id; windows are ``<doc_id>#w<n>``.
+        title: Put in front of every window (and kept as ``title`` metadata when set).
+        body: The text to cut.
+        metadata: Extra metadata copied onto every window.
+        size: Model tokens per window.
+        stride: Tokens between window starts.
+        offsets: The body's word-piece spans when already computed (``wordpiece_offsets``).
+
+    Returns:
+        The windows; each names ``doc_id`` in ``parent_id`` and its span in the body.
+    """
+    spans = offsets if offsets is not None else wordpiece_offsets([body])[0]
+    if len(spans) <= size:
+        return []
+    base: dict[str, str | int] = {**(metadata or {}), PARENT_KEY: doc_id}
+    if title:
+        base["title"] = title
+    head = title.strip()
+    return [
+        KnowledgeChunk(
+            id=f"{doc_id}#w{n}",
+            text=_window_text(head, body[start:end]),
+            metadata={**base, WINDOW_START_KEY: start, WINDOW_END_KEY: end},
+        )
+        for n, (start, end) in enumerate(passage_spans(spans, size, stride))
+    ]
+
+
 def window_chunks(
     doc_id: str,
     title: str,
@@ -88,28 +149,41 @@ def window_chunks(
     stride: int = DEFAULT_WINDOW_STRIDE,
     offsets: Offsets | None = None,
 ) -> list[KnowledgeChunk]:
-    """One document as chunks: itself when short, else its title-prefixed windows.
+    """A titled document as stored: the whole document first, then its windows when long.
 
-    Args:
-        doc_id: The document's id; windows are ``<doc_id>#w<n>``.
-        title: The title (kept in metadata and in front of every window).
-        body: The text to cut.
-        metadata: Extra metadata copied onto every chunk.
-        size: Model tokens per window.
-        stride: Tokens between window starts.
-        offsets: The body's word-piece spans when already computed (``wordpiece_offsets``).
-
-    Returns:
-        The chunks; each names ``doc_id`` in ``parent_id``.
+    Arguments as for ``document_windows``; the whole document's text is the title, a space,
+    then the body.
     """
-    spans = offsets if offsets is not None else wordpiece_offsets([body])[0]
     base: dict[str, str | int] = {**(metadata or {}), PARENT_KEY: doc_id}
     if title:
         base["title"] = title
-    if len(spans) <= size:
-        return [KnowledgeChunk(id=doc_id, text=f"{title} {body}".strip(), metadata=base)]
-    texts = split_windows(title, body, spans, size, stride)
-    return [
-        KnowledgeChunk(id=f"{doc_id}#w{n}", text=text, metadata=dict(base))
-        for n, text in enumerate(texts)
+    whole = KnowledgeChunk(id=doc_id, text=f"{title} {body}".strip(), metadata=base)
+    return [whole, *document_windows(doc_id, title, body, metadata, size, stride, offsets)]
+
+
+def with_windows(chunks: Sequence[KnowledgeChunk], size: int, stride: int) -> list[KnowledgeChunk]:
+    """Knowledge chunks followed by the windows of the long ones (``size`` 0: no windows).
+
+    A knowledge chunk's first line (an entry's ``Error:`` line, a runbook section's heading)
+    is its title: every window of the rest starts with it.
+    """
+    if size <= 0:
+        return list(chunks)
+    heads, bodies = [], []
+    for chunk in chunks:
+        head, _, rest = chunk.text.partition("\n")
+        heads.append(head.strip())
+        bodies.append(rest)
+    windows = [
+        window
+        for chunk, head, body, spans in zip(
+            chunks, heads, bodies, wordpiece_offsets(bodies), strict=True
+        )
+        for window in document_windows(chunk.id, head, body, chunk.metadata, size, stride, spans)
     ]
+    return [*chunks, *windows]
+
+
+def is_window(chunk: _Chunk) -> bool:
+    """Whether a chunk is a window of a document rather than a document."""
+    return WINDOW_START_KEY in chunk.metadata

@@ -106,8 +106,7 @@ class RcaMcpServer(MCPServer[Any]):
 
     async def knowledge_docs(self) -> list[KnowledgeChunk]:
         """Every doc of the knowledge collection (read off the event loop)."""
-        store = self.runtime().knowledge.store
-        return await anyio.to_thread.run_sync(store.all_chunks)
+        return await anyio.to_thread.run_sync(self.runtime().knowledge.documents)
 
     async def list_resources(self) -> list[Resource]:
         """The static resources plus one per knowledge-base doc."""
