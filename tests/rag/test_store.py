@@ -62,3 +62,27 @@ def test_knowledge_base_ranks_sample_incident_first(knowledge: KnowledgeBase) ->
     )
     assert len(hits) == 5
     assert hits[0].metadata["error_code"] == "CO-500"
+
+
+def test_whole_collection_reads_go_in_pages(
+    embedder: MiniLmEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One get of ~33k chunks fails inside Chroma ("too many SQL variables"): reads are paged.
+    store = VectorStore(chromadb.EphemeralClient(), embedder, unique_name())
+    chunks = [chunk(f"entry number {n}", f"E-{n}") for n in range(11)]
+    store.reset(chunks)
+    monkeypatch.setattr("app.rag.store.READ_PAGE", 4)
+    calls: list[int] = []
+    collection = store._collection
+    real_get = collection.get
+
+    def counting_get(**kwargs: object) -> object:
+        calls.append(1)
+        return real_get(**kwargs)
+
+    monkeypatch.setattr(collection, "get", counting_get)
+    wanted = {c.id for c in chunks}
+    assert {c.id for c in store.all_chunks()} == wanted
+    assert len(calls) == 3  # 4 + 4 + 3
+    assert set(store.ids()) == wanted == set(store.metadatas())
+    assert set(store.vectors(sorted(wanted))) == wanted

@@ -30,6 +30,8 @@ MODEL_KEY = "embedding_model"
 MODEL_SHA_KEY = "embedding_model_sha256"
 #: Chunks embedded and written per Chroma call (also the progress step).
 DEFAULT_BATCH_SIZE = 64
+#: Chunks read per ``get`` (see ``VectorStore._read_all``).
+READ_PAGE = 5000
 #: ``progress(done, total)`` after each written batch.
 Progress = Callable[[int, int], None]
 
@@ -215,16 +217,31 @@ class VectorStore:
         for start in range(0, len(ids), size):
             self._collection.delete(ids=list(ids[start : start + size]))
 
+    def _read_all(self, include: list[Any]) -> dict[str, list[Any]]:
+        """Every stored chunk's ids and ``include`` fields, read a page at a time.
+
+        One ``get`` of a large collection fails inside Chroma's SQLite ("too many SQL
+        variables", seen at about 33k chunks), so reads go in pages of ``READ_PAGE``.
+        """
+        out: dict[str, list[Any]] = {"ids": [], **{field: [] for field in include}}
+        offset = 0
+        while True:
+            got = self._collection.get(include=include, limit=READ_PAGE, offset=offset)
+            out["ids"].extend(got["ids"])
+            for field in include:
+                out[field].extend(got[field] or [])
+            if len(got["ids"]) < READ_PAGE:
+                return out
+            offset += READ_PAGE
+
     def ids(self) -> list[str]:
         """The ids of every stored chunk."""
-        return [str(i) for i in self._collection.get(include=[])["ids"]]
+        return [str(i) for i in self._read_all([])["ids"]]
 
     def metadatas(self) -> dict[str, dict[str, Any]]:
         """Every stored chunk's metadata by id (no documents, no vectors)."""
-        got = self._collection.get(include=["metadatas"])
-        return {
-            str(i): dict(m or {}) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
-        }
+        got = self._read_all(["metadatas"])
+        return {str(i): dict(m or {}) for i, m in zip(got["ids"], got["metadatas"], strict=True)}
 
     def count(self) -> int:
         """Number of stored chunks."""
@@ -232,7 +249,7 @@ class VectorStore:
 
     def all_chunks(self) -> list[KnowledgeChunk]:
         """Every stored chunk (for keyword indexes kept in sync with the collection)."""
-        got = self._collection.get(include=["documents", "metadatas"])
+        got = self._read_all(["documents", "metadatas"])
         return [
             KnowledgeChunk(id=i, text=d or "", metadata=dict(m or {}))
             for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
@@ -240,10 +257,12 @@ class VectorStore:
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
         """The stored vectors of ``ids`` (unknown ids are left out)."""
-        if not ids:
-            return {}
-        got = self._collection.get(ids=list(ids), include=["embeddings"])
-        return {str(i): v for i, v in zip(got["ids"], got["embeddings"], strict=True)}
+        found: dict[str, Any] = {}
+        for start in range(0, len(ids), READ_PAGE):
+            page = list(ids[start : start + READ_PAGE])
+            got = self._collection.get(ids=page, include=["embeddings"])
+            found.update(zip(map(str, got["ids"]), got["embeddings"], strict=True))
+        return found
 
     def query(self, text: str, k: int) -> list[ScoredChunk]:
         """The ``min(k, count)`` nearest chunks to ``text``, best first."""
