@@ -1,9 +1,10 @@
 """CI guard: the product's engine on SciFact's first 50 test queries stays in its measured band.
 
-The reduced corpus is the judged docs of those queries plus the first 500 other abstracts in
-file order (551 docs). ``rca eval beir`` builds the product's ``RetrievalEngine`` over them in
-its shipped configuration and with each leg alone; embedding the 551 docs takes about a minute
-on two idle cores (kept in memory only). A pipeline bug (padding, pooling, normalisation,
+The reduced corpus is the judged docs of those queries plus the first 200 other abstracts in
+file order (251 docs). ``rca eval beir`` stores them as the product does (each long abstract with
+its 96-token windows, about 1,500 chunks in all) and builds the product's ``RetrievalEngine`` over
+them in its shipped configuration and with each leg alone; embedding them takes about a minute on
+two idle cores (kept in memory only). A pipeline bug (padding, pooling, normalisation,
 tokenisation, fusion, the floor) moves these numbers well outside the band; the full-split
 figures are in docs/architecture/retrieval-evaluation.md.
 """
@@ -20,13 +21,13 @@ from app.evaluation.embedding_cache import CachedEmbedder
 from app.rag.embedding import default_embedder
 
 QUERIES = 50
-OTHER_DOCS = 500
+OTHER_DOCS = 200
 TOLERANCE = 0.02
 #: Measured on the shared SciFact copy with the int8 MiniLM (see the architecture doc).
 BANDS = {
-    "shipped": {"ndcg@10": 0.9467, "mrr@10": 0.9365, "recall@100": 0.98},
-    "dense": {"ndcg@10": 0.8389, "mrr@10": 0.8325, "recall@100": 0.86},
-    "keyword": {"ndcg@10": 0.9207, "mrr@10": 0.9122, "recall@100": 0.98},
+    "shipped": {"ndcg@10": 0.9456, "mrr@10": 0.9340, "recall@100": 0.98},
+    "dense": {"ndcg@10": 0.8988, "mrr@10": 0.8940, "recall@100": 0.92},
+    "keyword": {"ndcg@10": 0.9388, "mrr@10": 0.9290, "recall@100": 0.98},
 }
 
 
@@ -35,7 +36,7 @@ def test_the_shipped_engine_on_the_scifact_subset_stays_in_band() -> None:
     folder = require_shared(SCIFACT_DIR)
     data = load_beir(folder, "test", limit=QUERIES, max_corpus=OTHER_DOCS)
     assert len(data.queries) == QUERIES
-    assert len(data.doc_ids) == 551
+    assert len(data.doc_ids) == 251
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     modes = [parse_mode(m, settings) for m in DEFAULT_MODES]
     embedder = CachedEmbedder(default_embedder(), None)

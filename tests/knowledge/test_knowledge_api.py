@@ -35,6 +35,7 @@ def knowledge_app(root: Path) -> FastAPI:
         collection_name=unique_name("kb"),
         api_keys=SecretStr(KEYS),
         rate_limit_per_minute=0,
+        window_tokens=0,  # counts per entry below; windows: test_knowledge_sync
         _env_file=None,  # type: ignore[call-arg]
     )
     return create_app(settings)
@@ -64,6 +65,7 @@ def test_any_valid_key_reads_the_state_and_only_admins_reload(client: TestClient
     }
     assert body["backend"] == "ephemeral" and body["reloading"] is False
     assert body["last_ingest"]["added"] == body["last_ingest"]["embedded"] == count > 10
+    assert body["last_ingest"]["windows"] == 0 and len(body["families"]) == 10
     families = {f["error_code"]: f for f in body["families"]}
     assert families["PAY-408"]["services"][0] == "payment-service"
     assert "ReadTimeout" in families["PAY-408"]["signals"]["exceptions"]

@@ -22,6 +22,7 @@ def test_server_ingest_is_incremental_and_retrieval_follows_reloads(
         chroma_path=tmp_path / "ignored",  # the server wins over a persistent path
         knowledge_dir=folder,
         collection_name=unique_name("kb"),
+        window_tokens=0,  # counts per entry below; windows: test_knowledge_sync
         _env_file=None,  # type: ignore[call-arg]
     )
     knowledge = build_knowledge_base(settings, embedder)

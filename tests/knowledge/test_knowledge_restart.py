@@ -19,6 +19,7 @@ def test_second_process_embeds_nothing_then_only_the_change(tmp_path: Path) -> N
         "RCA_CHROMA_PATH": str(tmp_path / "chroma"),
         "RCA_COLLECTION_NAME": unique_name("kb"),
         "RCA_KNOWLEDGE_DIR": str(folder),
+        "RCA_WINDOW_TOKENS": "0",  # counts per entry; windows: test_knowledge_sync
     }
     env.pop("RCA_CHROMA_URL", None)
     first = run_cli(["ingest"], env)

@@ -27,6 +27,7 @@ PRESETS: dict[str, dict[str, str]] = {
     "no-floor": {"score_floor": "0"},
     "no-windows": {"windows": "0"},
     "bm25-tuned": {"method": "atire", "k1": "1.2", "b": "0.9", "title": "3"},
+    "bm25-lucene": {"method": "lucene", "k1": "1.2", "b": "0.75", "title": "0"},
 }
 #: What ``rca eval beir`` reports when ``--modes`` is not given: the product and its two legs.
 DEFAULT_MODES = ("shipped", "dense", "keyword")

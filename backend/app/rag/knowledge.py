@@ -56,7 +56,7 @@ class SyncResult:
 class IngestReport:
     """What one ingest stored and changed."""
 
-    #: Documents in the collection after the ingest (entries and runbook sections).
+    #: Chunks in the collection after the ingest: documents and their windows.
     count: int
     #: Error-docs code -> chunk id (error docs only; runbooks never replace an entry here).
     ids_by_code: dict[str, str]
@@ -70,7 +70,7 @@ class IngestReport:
     files: list[str] = field(default_factory=list)
     finished_at: datetime | None = None
     duration_seconds: float = 0.0
-    #: Windows of long documents stored beside them (``RCA_WINDOW_TOKENS``; 0 when off).
+    #: Of ``count``, the windows of long documents (``RCA_WINDOW_TOKENS``; 0 when off).
     windows: int = 0
 
     def summary(self) -> str:
@@ -169,7 +169,7 @@ def ingest_sources(
     result = sync_store(store, stored, batch_size=batch_size, progress=progress)
     ids = list(dict.fromkeys(c.id for c in loaded.chunks))
     report = IngestReport(
-        count=len(ids),
+        count=store.count(),
         windows=len(stored) - len(loaded.chunks),
         ids_by_code={
             str(c.metadata["error_code"]): c.id

@@ -52,7 +52,10 @@ class ModelPublic(BaseModel):
 class IngestPublic(BaseModel):
     """The summary of one ingest."""
 
+    #: Chunks in the collection: documents and the windows of the long ones.
     count: int
+    #: Of ``count``, the windows (``RCA_WINDOW_TOKENS``; 0 when off).
+    windows: int
     version: str
     added: int
     unchanged: int
