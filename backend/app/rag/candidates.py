@@ -78,14 +78,21 @@ class CollectionHits:
             if whole is not None:
                 candidate.text, candidate.metadata = whole.text, dict(whole.metadata)
 
-    def add_dense(self, collection: str, chunks: list[ScoredChunk]) -> None:
-        """One query's dense ranking of chunks, as documents (each at its best window)."""
+    def add_dense(self, collection: str, chunks: list[ScoredChunk], documents: int) -> None:
+        """One query's dense ranking of chunks, as its best ``documents`` documents.
+
+        Windows make the chunk list longer than the document list it stands for; cutting at
+        ``documents`` keeps each ranking as long as the keyword leg's, so score fusion
+        (z-scores over each list) means the same whether or not a corpus has windows.
+        """
         ranking: Scored = []
         seen: set[DocKey] = set()
         for chunk in chunks:
             key = (collection, parent_of(chunk))
             if key in seen:
                 continue
+            if len(ranking) == documents:
+                break
             seen.add(key)
             ranking.append((key, chunk.similarity))
             self.candidate(collection, chunk).see_dense(len(ranking), chunk.similarity)

@@ -384,9 +384,10 @@ class RetrievalEngine:
                 dense = _upstream(
                     "searching the vector store", partial(store.query_vector, vector, chunk_depth)
                 )
-                hits.add_dense(name, dense)
+                hits.add_dense(name, dense, depth)
             if legs != "dense":
-                hits.add_keyword(name, index.keywords.search(query, chunk_depth))
+                # BM25 indexes documents, never windows: ``depth`` hits are ``depth`` docs.
+                hits.add_keyword(name, index.keywords.search(query, depth))
         hits.resolve_windows(index.keywords.document)
         for coded in index.keywords.with_codes(codes):
             hits.candidate(name, coded).code_match = True
