@@ -100,46 +100,6 @@ def wordpiece_offsets(texts: Sequence[str]) -> list[Offsets]:
     return [list(e.offsets) for e in encodings]
 
 
-def document_windows(
-    doc_id: str,
-    title: str,
-    body: str,
-    metadata: Mapping[str, Any] | None = None,
-    size: int = DEFAULT_WINDOW_TOKENS,
-    stride: int = DEFAULT_WINDOW_STRIDE,
-    offsets: Offsets | None = None,
-) -> list[KnowledgeChunk]:
-    """The windows of one document: none when its body fits in one window.
-
-    Args:
-        doc_id: The document's id; windows are ``<doc_id>#w<n>``.
-        title: Put in front of every window (and kept as ``title`` metadata when set).
-        body: The text to cut.
-        metadata: Extra metadata copied onto every window.
-        size: Model tokens per window.
-        stride: Tokens between window starts.
-        offsets: The body's word-piece spans when already computed (``wordpiece_offsets``).
-
-    Returns:
-        The windows; each names ``doc_id`` in ``parent_id`` and its span in the body.
-    """
-    spans = offsets if offsets is not None else wordpiece_offsets([body])[0]
-    if len(spans) <= size:
-        return []
-    base: dict[str, str | int] = {**(metadata or {}), PARENT_KEY: doc_id}
-    if title:
-        base["title"] = title
-    head = title.strip()
-    return [
-        KnowledgeChunk(
-            id=f"{doc_id}#w{n}",
-            text=_window_text(head, body[start:end]),
-            metadata={**base, WINDOW_START_KEY: start, WINDOW_END_KEY: end},
-        )
-        for n, (start, end) in enumerate(passage_spans(spans, size, stride))
-    ]
-
-
 def window_chunks(
     doc_id: str,
     title: str,
@@ -148,17 +108,42 @@ def window_chunks(
     size: int = DEFAULT_WINDOW_TOKENS,
     stride: int = DEFAULT_WINDOW_STRIDE,
     offsets: Offsets | None = None,
+    *,
+    whole: bool = True,
 ) -> list[KnowledgeChunk]:
     """A titled document as stored: the whole document first, then its windows when long.
 
-    Arguments as for ``document_windows``; the whole document's text is the title, a space,
-    then the body.
+    Args:
+        doc_id: The document's id; windows are ``<doc_id>#w<n>``.
+        title: Put in front of every window (and kept as ``title`` metadata when set).
+        body: The text to cut.
+        metadata: Extra metadata copied onto every chunk.
+        size: Model tokens per window.
+        stride: Tokens between window starts.
+        offsets: The body's word-piece spans when already computed (``wordpiece_offsets``).
+        whole: Include the whole document (its text is the title, a space, then the body);
+            ``False`` returns the windows only.
+
+    Returns:
+        The chunks; each names ``doc_id`` in ``parent_id``, a window also its span in the body.
+        A body of at most ``size`` tokens has no windows.
     """
     base: dict[str, str | int] = {**(metadata or {}), PARENT_KEY: doc_id}
     if title:
         base["title"] = title
-    whole = KnowledgeChunk(id=doc_id, text=f"{title} {body}".strip(), metadata=base)
-    return [whole, *document_windows(doc_id, title, body, metadata, size, stride, offsets)]
+    chunks = [KnowledgeChunk(id=doc_id, text=f"{title} {body}".strip(), metadata=base)]
+    spans = offsets if offsets is not None else wordpiece_offsets([body])[0]
+    if len(spans) > size:
+        head = title.strip()
+        chunks += [
+            KnowledgeChunk(
+                id=f"{doc_id}#w{n}",
+                text=_window_text(head, body[start:end]),
+                metadata={**base, WINDOW_START_KEY: start, WINDOW_END_KEY: end},
+            )
+            for n, (start, end) in enumerate(passage_spans(spans, size, stride))
+        ]
+    return chunks if whole else chunks[1:]
 
 
 def with_windows(chunks: Sequence[KnowledgeChunk], size: int, stride: int) -> list[KnowledgeChunk]:
@@ -179,7 +164,9 @@ def with_windows(chunks: Sequence[KnowledgeChunk], size: int, stride: int) -> li
         for chunk, head, body, spans in zip(
             chunks, heads, bodies, wordpiece_offsets(bodies), strict=True
         )
-        for window in document_windows(chunk.id, head, body, chunk.metadata, size, stride, spans)
+        for window in window_chunks(
+            chunk.id, head, body, chunk.metadata, size, stride, spans, whole=False
+        )
     ]
     return [*chunks, *windows]
 
