@@ -100,10 +100,10 @@ class Settings(BaseSettings):
     spelling_repair: bool = True
     fusion: Literal["rrf", "zscore"] = "zscore"
     dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
-    bm25_method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "atire"
+    bm25_method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     bm25_k1: float = Field(default=1.2, gt=0.0)
-    bm25_b: float = Field(default=0.9, ge=0.0, le=1.0)
-    bm25_title_repeats: int = Field(default=3, ge=0, le=10)
+    bm25_b: float = Field(default=0.75, ge=0.0, le=1.0)
+    bm25_title_repeats: int = Field(default=0, ge=0, le=10)
     window_tokens: int = Field(default=96, ge=0, le=256)
     window_stride: int = Field(default=48, ge=1, le=256)
     # End of retrieval engine (B).
