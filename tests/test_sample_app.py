@@ -58,7 +58,8 @@ def test_smoke_fails_when_expectations_are_not_met(tmp_path: Path) -> None:
 def test_ingest_prints_count_and_ids(tmp_path: Path) -> None:
     result = run_rca("ingest")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[0] == "ingested 10 error-doc chunk(s)"
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("ingested 10 error-doc chunk(s) and ") and first.endswith(" window(s)")
     assert "POS-503-PLU" in result.stdout and "error-doc-" in result.stdout
 
 

@@ -33,7 +33,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             settings, default_embedder(), path=path, progress=progress, rebuild=args.rebuild
         )
     report = knowledge.report
-    print(f"ingested {report.count} error-doc chunk(s)")
+    print(report.headline())
     for code, doc_id in report.ids_by_code.items():
         print(f"  {code:<20} {doc_id}")
     print(report.summary())

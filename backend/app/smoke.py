@@ -50,7 +50,7 @@ async def smoke(settings: Settings) -> list[str]:
     """Run the loop; return the unmet expectations (empty when all is well)."""
     failures: list[str] = []
     async with open_runtime(settings) as runtime:
-        print(f"ingested {runtime.knowledge.report.count} error-doc chunk(s)")
+        print(runtime.knowledge.report.headline())
         incident = crash_checkout()
         print(f"incident: {incident['error_code']} {incident['event']}: {incident['message']}")
         created = await runtime.incidents.create(IncidentCreate(**incident))

@@ -10,7 +10,7 @@ runs during a reload sees the old or the new text of an entry, never neither.
 With a Chroma server or a persistent store a restart with an unchanged corpus embeds nothing. The
 in-memory backend starts empty, so its first ingest adds everything (``build_knowledge_base``
 also drops a leftover collection of the same name there, as the earlier rebuild-at-start did).
-Each ingest logs ``ingested N error-doc chunk(s)`` and the one summary line
+Each ingest logs ``ingested N error-doc chunk(s)`` (and its windows) and the one summary line
 ``ingest: added=A unchanged=U removed=R embedded=E``.
 """
 
@@ -72,6 +72,16 @@ class IngestReport:
     duration_seconds: float = 0.0
     #: Of ``count``, the windows of long documents (``RCA_WINDOW_TOKENS``; 0 when off).
     windows: int = 0
+
+    @property
+    def documents(self) -> int:
+        """Documents in the collection (entries and runbook sections), windows left out."""
+        return self.count - self.windows
+
+    def headline(self) -> str:
+        """``ingested N error-doc chunk(s)``, plus `` and W window(s)`` when windows are on."""
+        windows = f" and {self.windows} window(s)" if self.windows else ""
+        return f"ingested {self.documents} error-doc chunk(s){windows}"
 
     def summary(self) -> str:
         """The one summary line: ``ingest: added=A unchanged=U removed=R embedded=E``."""
@@ -188,7 +198,7 @@ def ingest_sources(
     )
     if result.metadata_updated:
         logger.info("refreshed the metadata of %d unchanged chunk(s)", result.metadata_updated)
-    logger.info("ingested %d error-doc chunk(s)", report.count)
+    logger.info("%s", report.headline())
     logger.info("%s", report.summary())
     return report
 

@@ -49,13 +49,13 @@ async def ready(request: Request) -> JSONResponse:
     elif settings.chroma_url:
         ok, value = await probe(lambda: asyncio.to_thread(knowledge.store.count))
         components["knowledge_base"] = (
-            {"ok": value > 0, "docs": value, "backend": "chroma-server"}
+            {"ok": value > 0, "docs": knowledge.report.documents, "backend": "chroma-server"}
             if ok
             else {"ok": False, "reason": f"vector store {value}"}
         )
     else:
         count = knowledge.store.count()
-        components["knowledge_base"] = {"ok": count > 0, "docs": count}
+        components["knowledge_base"] = {"ok": count > 0, "docs": knowledge.report.documents}
     components["embedding_model"] = {"ok": getattr(state, "embedder", None) is not None}
     components["checkpointer"] = {"ok": bool(runtime is not None and runtime.checkpointer_open)}
     if runtime is not None and runtime.backend.ping is not None:
