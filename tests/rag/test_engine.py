@@ -314,7 +314,7 @@ def test_a_long_document_is_found_by_a_window_and_returned_whole(
         # One candidate for the document, carrying its whole text, never a window's.
         assert (top.id, top.text) == (long_doc.id, long_doc.text)
         assert [d.id for d in docs].count(long_doc.id) == 1
-        assert not any(is_window(d) for d in docs)
+        assert not any(is_window(d.metadata) for d in docs)
         # The dense leg scored its best window, closer than the whole handbook's vector.
         whole = store.vectors([long_doc.id])[long_doc.id]
         query = embedder.embed_query("freezer compressor trips its breaker while defrosting")

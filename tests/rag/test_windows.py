@@ -51,7 +51,7 @@ def test_window_spans_refuse_gaps_and_empty_windows(size: int, stride: int) -> N
 def texts(title: str, body: str, size: int, stride: int) -> list[str]:
     (offsets,) = word_offsets([body])
     chunks = window_chunks("d", title, body, size=size, stride=stride, offsets=offsets)
-    return [c.text for c in chunks if is_window(c)]
+    return [c.text for c in chunks if is_window(c.metadata)]
 
 
 def test_each_window_is_the_title_then_a_slice_of_the_body() -> None:
@@ -76,11 +76,11 @@ def test_knowledge_chunks_keep_their_text_and_gain_windows_of_the_rest() -> None
     stored = with_windows([entry, short], 96, 48)
     assert stored[:2] == [entry, short]  # the documents as they were, windows after them
     windows = stored[2:]
-    assert windows and all(is_window(w) for w in windows)
+    assert windows and all(is_window(w.metadata) for w in windows)
     assert {w.metadata[PARENT_KEY] for w in windows} == {"error-doc-1"}
     assert all(w.text.startswith("Error: CO-500 CRASH ") for w in windows)
     assert all(w.metadata["error_code"] == "CO-500" for w in windows)
-    assert not is_window(entry)
+    assert not is_window(entry.metadata)
 
 
 def test_a_short_doc_stays_one_chunk_and_a_long_one_gains_windows() -> None:
@@ -90,7 +90,7 @@ def test_a_short_doc_stays_one_chunk_and_a_long_one_gains_windows() -> None:
     body = "a b c d e f"
     (offsets,) = word_offsets([body])
     whole, *windows = window_chunks("d2", "T", body, size=4, stride=2, offsets=offsets)
-    assert (whole.id, whole.text, is_window(whole)) == ("d2", "T a b c d e f", False)
+    assert (whole.id, whole.text, is_window(whole.metadata)) == ("d2", "T a b c d e f", False)
     assert [w.id for w in windows] == ["d2#w0", "d2#w1"]
     assert [w.text for w in windows] == ["T a b c d", "T c d e f"]
     assert {w.metadata[PARENT_KEY] for w in windows} == {"d2"}

@@ -79,7 +79,7 @@ def _document_tokens(chunk: KnowledgeChunk, params: Bm25Params) -> list[str]:
 
 
 def _build(chunks: Sequence[KnowledgeChunk], params: Bm25Params) -> _Snapshot:
-    chunks = [c for c in chunks if not is_window(c)]
+    chunks = [c for c in chunks if not is_window(c.metadata)]
     by_code: dict[str, list[int]] = {}
     for position, chunk in enumerate(chunks):
         code = chunk.metadata.get("error_code")

@@ -72,7 +72,7 @@ class CollectionHits:
     def resolve_windows(self, document: Callable[[str], KnowledgeChunk | None]) -> None:
         """Give every candidate first seen as a window its document's text and metadata."""
         for candidate in self.candidates.values():
-            if not is_window(candidate):
+            if not is_window(candidate.metadata):
                 continue
             whole = document(candidate.id)
             if whole is not None:

@@ -207,7 +207,7 @@ class RetrievalEngine:
         Other collections' indexes are dropped and rebuilt on their next search.
         """
         chunks = _upstream("reading the knowledge collection", self.store.all_chunks)
-        self.services = ServiceCatalogue.from_chunks(c for c in chunks if not is_window(c))
+        self.services = ServiceCatalogue.from_chunks(c for c in chunks if not is_window(c.metadata))
         index = self._build_index(chunks, None)
         with self._index_lock:
             self._indexes = {self.store.collection_name: index}

@@ -33,7 +33,7 @@ from app.rag.ingest import KnowledgeChunk, knowledge_version
 from app.rag.signals import doc_services, read_signals
 from app.rag.sources import configured_source, load_sources
 from app.rag.store import Progress, VectorStore, backend_kind, make_chroma_client
-from app.rag.windows import DEFAULT_WINDOW_STRIDE, WINDOW_START_KEY, is_window, with_windows
+from app.rag.windows import DEFAULT_WINDOW_STRIDE, is_window, with_windows
 
 logger = logging.getLogger(__name__)
 
@@ -306,7 +306,7 @@ class KnowledgeBase:
 
     def documents(self) -> list[KnowledgeChunk]:
         """Every document of the collection: its entries and sections, without their windows."""
-        return [c for c in self.store.all_chunks() if not is_window(c)]
+        return [c for c in self.store.all_chunks() if not is_window(c.metadata)]
 
     def families(self, limit: int = MAX_LISTED_FAMILIES) -> list[dict[str, Any]]:
         """Error-doc chunks with their services and expected signals, in code order."""
@@ -320,7 +320,7 @@ class KnowledgeBase:
                 "signals": read_signals(meta),
             }
             for chunk_id, meta in self.store.metadatas().items()
-            if chunk_id.startswith(ERROR_DOC_PREFIX) and WINDOW_START_KEY not in meta
+            if chunk_id.startswith(ERROR_DOC_PREFIX) and not is_window(meta)
         ]
         rows.sort(key=lambda r: (str(r["error_code"] or ""), r["id"]))
         return rows[:limit]

@@ -171,6 +171,6 @@ def with_windows(chunks: Sequence[KnowledgeChunk], size: int, stride: int) -> li
     return [*chunks, *windows]
 
 
-def is_window(chunk: _Chunk) -> bool:
-    """Whether a chunk is a window of a document rather than a document."""
-    return WINDOW_START_KEY in chunk.metadata
+def is_window(metadata: Mapping[str, Any]) -> bool:
+    """Whether a chunk with this metadata is a window of a document rather than a document."""
+    return WINDOW_START_KEY in metadata
