@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -64,6 +65,8 @@ from app.rag.windows import is_window, parent_of
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+#: How often (at most) the base collection's size is checked against its keyword index.
+BASE_RECOUNT_SECONDS = 1.0
 Fusion = Literal["rrf", "zscore"]
 Legs = Literal["hybrid", "dense", "keyword"]
 
@@ -182,6 +185,7 @@ class RetrievalEngine:
         self.reranker = reranker
         self.rewriter = rewriter
         self._indexes: dict[str, _Index] = {}
+        self._base_counted = -math.inf
         self._index_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="retrieval")
         self.refresh()
@@ -211,6 +215,7 @@ class RetrievalEngine:
         index = self._build_index(chunks, None)
         with self._index_lock:
             self._indexes = {self.store.collection_name: index}
+            self._base_counted = time.monotonic()
         logger.info("keyword index built over %d chunk(s)", len(chunks))
 
     def _build_index(self, chunks: Sequence[Any], collection_id: object) -> _Index:
@@ -218,10 +223,22 @@ class RetrievalEngine:
         return _Index((collection_id, len(chunks)), keywords, _fanout(chunks))
 
     def _keyword_index(self, store: VectorStore, collection_id: object = None) -> _Index:
-        """The collection's BM25 index, rebuilt when the collection changed since it was built."""
-        count = _upstream("counting the collection", store.count)
+        """The collection's BM25 index, rebuilt when the collection changed since it was built.
+
+        The base collection is re-counted at most every ``BASE_RECOUNT_SECONDS``: this process
+        writes it only through ingests that call ``refresh()``, and a count per request (a
+        Chroma round trip) was a visible share of a request's time under load. Other workers'
+        ingests are still seen within that interval.
+        """
+        base = store.collection_name == self.store.collection_name and collection_id is None
+        now = time.monotonic()
         with self._index_lock:
             cached = self._indexes.get(store.collection_name)
+            if base and cached is not None and now - self._base_counted < BASE_RECOUNT_SECONDS:
+                return cached
+        count = _upstream("counting the collection", store.count)
+        if base:
+            self._base_counted = now
         if cached is not None and cached.fingerprint == (collection_id, count):
             return cached
         chunks = _upstream("reading the collection", store.all_chunks)
