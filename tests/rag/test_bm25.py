@@ -51,3 +51,39 @@ def test_rebuild_replaces_the_corpus() -> None:
     index.rebuild([KnowledgeChunk("b", "beta gadget", {})])
     assert index.search("widget", 5) == []
     assert [h.chunk.id for h in index.search("gadgets", 5)] == ["b"]
+
+
+def test_score_documents_scores_the_docs_asked_for(index: KeywordIndex) -> None:
+    query = "payment provider timeout at checkout"
+    ranked = {h.chunk.id: h for h in index.search(query, 100)}
+    every_id = [c.id for c in load_error_docs(Settings(_env_file=None).knowledge_path).chunks]  # type: ignore[call-arg]
+    scored = index.score_documents(query, [*every_id, "no-such-doc"])
+    assert set(scored) == set(every_id)  # unknown ids are left out
+    for doc_id, hit in scored.items():
+        if doc_id in ranked:  # the same score and coverage search() gave it
+            assert hit.score == pytest.approx(ranked[doc_id].score)
+            assert hit.coverage == pytest.approx(ranked[doc_id].coverage)
+        else:  # a doc sharing no query word scores 0
+            assert hit.score == 0.0
+    unrelated = index.score_documents("LDAP kerberos", every_id[:2])
+    assert len(unrelated) == 2 and all(h.score == 0.0 for h in unrelated.values())
+    assert KeywordIndex().score_documents("payment", ["a"]) == {}
+
+
+def test_document_coverage_is_the_share_of_the_docs_own_words_in_the_query() -> None:
+    template = KnowledgeChunk("get", '<*> "GET <*>" status: <*> len: <*> time: <*>.<*>', {})
+    other = KnowledgeChunk("post", '<*> "POST <*>" status: <*> len: <*> time: <*>.<*>', {})
+    prose = KnowledgeChunk("note", "The metadata service answers block device mapping calls.", {})
+    index = KeywordIndex([template, other, prose])
+    line = (
+        '10.11.21.123,10.11.10.1 "GET /latest/meta-data/block-device-mapping/ami HTTP/1.1" '
+        "status: 200 len: 119 time: 0.0009408"
+    )
+    hits = {h.chunk.id: h for h in index.search(line, 5)}
+    # Every word of the GET template is in the line, though the line says much more.
+    assert hits["get"].document_coverage == pytest.approx(1.0)
+    assert hits["get"].coverage < 0.5
+    assert hits["post"].document_coverage < 1.0
+    assert 0.0 < hits["note"].document_coverage < 1.0
+    scored = index.score_documents(line, ["get"])["get"]
+    assert scored.document_coverage == pytest.approx(1.0)

@@ -324,3 +324,22 @@ def test_a_long_document_is_found_by_a_window_and_returned_whole(
     finally:
         engine.close()
         store.client.delete_collection(store.collection_name)
+
+
+def test_scored_unranked_gives_every_ranking_every_candidate(knowledge: KnowledgeBase) -> None:
+    query = "customers cannot pay"
+    vector = knowledge.store.embedder.embed_query(query)
+    for unranked, complete in (("lowest", False), ("scored", True)):
+        engine = RetrievalEngine(knowledge.store, EngineConfig(zscore_unranked=unranked))
+        index = engine._keyword_index(knowledge.store)
+        # One doc per leg: the legs disagree, so each list misses the candidate the other found.
+        hits = engine._search_collection(knowledge.store, None, [query], [vector], [], 1)
+        keys = set(hits.candidates)
+        assert len(keys) == 2
+        lists = [*hits.dense, *hits.keyword]
+        assert all({k for k, _ in ranking} == keys for ranking in lists) is complete
+        if complete:  # the added entries are that leg's own scores of those docs
+            bm25 = index.keywords.score_documents(query, [k[1] for k in keys])
+            assert dict(hits.keyword[0]) == pytest.approx({k: bm25[k[1]].score for k in keys})
+            assert all(-1.0 <= s <= 1.0 for _, s in hits.dense[0])
+        engine.close()

@@ -43,3 +43,11 @@ def test_confidence_threshold_and_missing_rerank_score() -> None:
 def test_missing_score_is_zero() -> None:
     assert score_or_zero(None) == 0.0
     assert score_or_zero(0.25) == 0.25
+
+
+def test_either_coverage_clears_the_floor() -> None:
+    # A log line covers little of the query side of its short template, but all of its words.
+    template_hit = replace(BASE, dense_score=0.3, keyword_coverage=0.2, document_coverage=1.0)
+    assert passes_floor(template_hit, 0.4)
+    assert passes_floor(replace(template_hit, document_coverage=None, keyword_coverage=0.5), 0.4)
+    assert not passes_floor(replace(template_hit, document_coverage=0.39), 0.4)

@@ -86,3 +86,19 @@ def test_whole_collection_reads_go_in_pages(
     assert len(calls) == 3  # 4 + 4 + 3
     assert set(store.ids()) == wanted == set(store.metadatas())
     assert set(store.vectors(sorted(wanted))) == wanted
+
+
+def test_document_vectors_hold_each_doc_and_its_windows(embedder: MiniLmEmbedder) -> None:
+    store = VectorStore(chromadb.EphemeralClient(), embedder, unique_name())
+    doc = KnowledgeChunk("doc-1", "a long handbook", {"source_id": "h"})
+    windows = [
+        KnowledgeChunk(f"doc-1#w{n}", f"handbook part {n}", {"parent_id": "doc-1"})
+        for n in range(3)
+    ]
+    single = KnowledgeChunk("doc-2", "a short note", {"source_id": "n"})
+    store.reset([doc, *windows, single])
+    found = store.document_vectors(["doc-1", "doc-2", "missing"])
+    assert set(found) == {"doc-1", "doc-2"}
+    assert (len(found["doc-1"]), len(found["doc-2"])) == (4, 1)
+    own = store.vectors(["doc-1"])["doc-1"]
+    assert any(list(map(float, v)) == list(map(float, own)) for v in found["doc-1"])

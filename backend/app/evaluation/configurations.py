@@ -53,6 +53,7 @@ class Configuration:
             "fusion": engine.fusion,
             "rrf_k": engine.rrf_k,
             "dense_weight": engine.dense_weight,
+            "zscore_unranked": engine.zscore_unranked,
             "score_floor": engine.score_floor,
             "spelling_repair": engine.spelling_repair,
             "code_match_boost": engine.code_match_boost,

@@ -9,8 +9,11 @@ chunks' words for spelling repair (``app.rag.spelling``).
 Scoring (``Bm25Params``, set from ``EngineConfig``): the bm25s variant, k1 and b, and field
 weights — a chunk's ``title`` metadata and its own ``error_code`` are indexed extra times, like a
 title field weighted above the body. Every hit also carries its *coverage*: the share of the
-query's word weight (idf) the chunk contains, a score on a fixed 0-1 scale that the retrieval
-floor can compare (``app.rag.gates``). Query tokens with a digit that the index has never seen
+query's word weight (idf) the chunk contains, and its *document coverage*: the share of the
+chunk's own word weight the query contains — scores on a fixed 0-1 scale that the retrieval
+floor can compare (``app.rag.gates``). A log line carries its template's every word plus values
+and context the template does not name, so its coverage of the template can be low while the
+template's coverage by the line is whole. Query tokens with a digit that the index has never seen
 (ids, counters, addresses) are left out of coverage: such values differ in every incident.
 
 Windows of long documents (``app.rag.windows``) are not indexed: BM25 scores the document they
@@ -58,6 +61,9 @@ class KeywordHit:
     score: float
     #: Share (0-1) of the query's word weight found in the chunk.
     coverage: float = 0.0
+    #: Share (0-1) of the chunk's own word weight found in the query (a log line that
+    #: instantiates a short template holds all of the template's words).
+    document_coverage: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,8 @@ class _Snapshot:
     by_code: dict[str, list[int]] = field(default_factory=dict)
     words: Lexicon = field(default_factory=Lexicon)
     by_id: dict[str, int] = field(default_factory=dict)
+    #: Per indexed chunk, the idf weight of its distinct tokens (``document_coverage``'s total).
+    weights: Any = None
 
 
 def _document_tokens(chunk: KnowledgeChunk, params: Bm25Params) -> list[str]:
@@ -91,7 +99,29 @@ def _build(chunks: Sequence[KnowledgeChunk], params: Bm25Params) -> _Snapshot:
     model.index([_document_tokens(c, params) for c in chunks], show_progress=False)
     words = Lexicon(word_counts(c.text for c in chunks))
     by_id = {c.id: position for position, c in enumerate(chunks)}
-    return _Snapshot(chunks=chunks, model=model, by_code=by_code, words=words, by_id=by_id)
+    return _Snapshot(
+        chunks=chunks,
+        model=model,
+        by_code=by_code,
+        words=words,
+        by_id=by_id,
+        weights=_document_weights(model),
+    )
+
+
+def _idf(frequency: Any, total_docs: float) -> Any:
+    """The idf that coverage weighs a token by (never negative, unlike Robertson's)."""
+    return np.log(1.0 + (total_docs - frequency + 0.5) / (frequency + 0.5))
+
+
+def _document_weights(model: Any) -> Any:
+    """Each chunk's summed idf over its distinct tokens, from the index's token-to-chunk lists."""
+    matrix = model.scores
+    indptr, indices = np.asarray(matrix["indptr"]), np.asarray(matrix["indices"])
+    frequency = np.diff(indptr).astype(np.float64)
+    idf = _idf(frequency, float(matrix["num_docs"]))
+    per_entry = np.repeat(idf, np.diff(indptr))
+    return np.bincount(indices, weights=per_entry, minlength=int(matrix["num_docs"]))
 
 
 class KeywordIndex:
@@ -140,10 +170,34 @@ class KeywordIndex:
         if len(positive) > k:
             positive = positive[np.argpartition(-scores[positive], k - 1)[:k]]
         top = sorted((int(i) for i in positive), key=lambda i: (-scores[i], snapshot.chunks[i].id))
-        coverage = _coverage(snapshot.model, tokens, top)
+        coverage, document = _coverage(snapshot, tokens, top)
         return [
-            KeywordHit(snapshot.chunks[i], float(scores[i]), coverage[n]) for n, i in enumerate(top)
+            KeywordHit(snapshot.chunks[i], float(scores[i]), coverage[n], document[n])
+            for n, i in enumerate(top)
         ]
+
+    def score_documents(self, query: str, doc_ids: Sequence[str]) -> dict[str, KeywordHit]:
+        """BM25 score and coverage of ``query`` for each indexed document of ``doc_ids``.
+
+        A document the query shares no token with scores 0. Ids that are not indexed
+        documents are left out.
+        """
+        snapshot = self._snapshot
+        positions = [snapshot.by_id[i] for i in dict.fromkeys(doc_ids) if i in snapshot.by_id]
+        if snapshot.model is None or not positions:
+            return {}
+        tokens = tokenize(query)
+        token_ids = snapshot.model.get_tokens_ids(tokens)
+        if token_ids:
+            scores = np.asarray(snapshot.model.get_scores_from_ids(token_ids), dtype=np.float64)
+            values = [float(scores[p]) for p in positions]
+        else:
+            values = [0.0] * len(positions)
+        coverage, document = _coverage(snapshot, tokens, positions)
+        return {
+            snapshot.chunks[p].id: KeywordHit(snapshot.chunks[p], value, coverage[n], document[n])
+            for n, (p, value) in enumerate(zip(positions, values, strict=True))
+        }
 
     def words(self) -> Lexicon:
         """Lower-case words of the indexed chunks with their counts."""
@@ -162,8 +216,13 @@ class KeywordIndex:
         return out
 
 
-def _coverage(model: Any, tokens: Sequence[str], docs: Sequence[int]) -> list[float]:
-    """Per doc of ``docs``, the idf-weighted share of the query's distinct tokens it contains."""
+def _coverage(
+    snapshot: _Snapshot, tokens: Sequence[str], docs: Sequence[int]
+) -> tuple[list[float], list[float]]:
+    """Per doc of ``docs``: the idf-weighted share of the query's distinct tokens it contains,
+    and the idf-weighted share of its own distinct tokens that the query contains.
+    """
+    model = snapshot.model
     vocab: dict[str, int] = model.vocab_dict
     matrix = model.scores
     total_docs = float(matrix["num_docs"])
@@ -181,10 +240,11 @@ def _coverage(model: Any, tokens: Sequence[str], docs: Sequence[int]) -> list[fl
         else:
             holders = indices[indptr[column] : indptr[column + 1]]
             frequency = float(len(holders))
-        idf = float(np.log(1.0 + (total_docs - frequency + 0.5) / (frequency + 0.5)))
+        idf = float(_idf(frequency, total_docs))
         weight += idf
         if len(holders):
             matched += idf * np.isin(wanted, holders)
-    if weight <= 0.0:
-        return [0.0] * len(docs)
-    return [float(v) for v in matched / weight]
+    own = np.asarray(snapshot.weights, dtype=np.float64)[wanted]
+    document = np.divide(matched, own, out=np.zeros_like(matched), where=own > 0)
+    coverage = matched / weight if weight > 0.0 else np.zeros_like(matched)
+    return [float(v) for v in coverage], [float(min(1.0, v)) for v in document]

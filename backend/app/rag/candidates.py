@@ -37,6 +37,7 @@ class Candidate:
     bm25_score: float | None = None
     bm25_rank: int | None = None
     keyword_coverage: float | None = None
+    document_coverage: float | None = None
     code_match: bool = False
 
     def see_dense(self, rank: int, score: float) -> None:
@@ -48,8 +49,15 @@ class Candidate:
         """Keep the best keyword rank, score and coverage across queries."""
         self.bm25_rank = rank if self.bm25_rank is None else min(self.bm25_rank, rank)
         self.bm25_score = hit.score if self.bm25_score is None else max(self.bm25_score, hit.score)
-        coverage = self.keyword_coverage
+        self.see_coverage(hit)
+
+    def see_coverage(self, hit: KeywordHit) -> None:
+        """Keep the best coverage either way (query by doc, doc by query) across queries."""
+        coverage, document = self.keyword_coverage, self.document_coverage
         self.keyword_coverage = hit.coverage if coverage is None else max(coverage, hit.coverage)
+        self.document_coverage = (
+            hit.document_coverage if document is None else max(document, hit.document_coverage)
+        )
 
 
 @dataclass

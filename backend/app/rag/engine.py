@@ -14,13 +14,15 @@ One request runs these steps:
    document stored with its windows (``app.rag.windows``) is one candidate: the dense leg scores
    its best chunk, BM25 the whole text, and the candidate carries the whole document;
 4. fuse (``fusion``: reciprocal rank fusion, or a weighted z-score blend with ``dense_weight``)
-   on ``(collection, document id)``; for each code the query names exactly, the best-fused doc
+   on ``(collection, document id)``; under z-scores a leg's list counts a candidate it did not
+   rank at the list's lowest score, or with ``zscore_unranked="scored"`` at that leg's own
+   score of it (its best chunk's cosine, its BM25 score); for each code the query names exactly, the best-fused doc
    with that code gets ``code_match_boost`` times the spread of the fused scores (so the boost
    means the same under either fusion, and one code never floods the top with same-tag docs);
    ties go to the higher dense score, then the higher BM25 score, then the id;
 5. the retrieval floor on each doc's evidence, dense similarity or keyword coverage (code
    matches exempt) -- see ``gates``; docs only BM25 found get their dense similarity computed
-   from their stored vector, so the floor never reads a missing score as zero;
+   from their stored vectors (best chunk), so the floor never reads a missing score as zero;
 6. rerank (``Reranker``; default none) and the confidence threshold on rerank scores; a failed
    rerank keeps fusion order and says so (``rerank_fallback`` and a note);
 7. keep ``limit`` docs; ``low_confidence`` is true exactly when none survived.
@@ -69,6 +71,7 @@ T = TypeVar("T")
 BASE_RECOUNT_SECONDS = 1.0
 Fusion = Literal["rrf", "zscore"]
 Legs = Literal["hybrid", "dense", "keyword"]
+Unranked = Literal["lowest", "scored"]
 
 
 def _default(name: str) -> Any:
@@ -94,6 +97,7 @@ class EngineConfig:
     spelling_repair: bool = _default("spelling_repair")
     fusion: Fusion = _default("fusion")
     dense_weight: float = _default("dense_weight")
+    zscore_unranked: Unranked = _default("zscore_unranked")
     bm25: Bm25Params = field(
         default_factory=lambda: Bm25Params(
             method=_default("bm25_method"),
@@ -123,6 +127,7 @@ class EngineConfig:
             spelling_repair=settings.spelling_repair,
             fusion=settings.fusion,
             dense_weight=settings.dense_weight,
+            zscore_unranked=settings.zscore_unranked,
             bm25=Bm25Params(
                 method=settings.bm25_method,
                 k1=settings.bm25_k1,
@@ -412,23 +417,72 @@ class RetrievalEngine:
             code = candidate.metadata.get("error_code")
             if code and canonical_code(str(code)) in codes:
                 candidate.code_match = True
-        self._fill_dense_scores(store, hits, vectors)
+        family = self._fill_dense_scores(store, hits, vectors)
+        if self.config.fusion == "zscore" and self.config.zscore_unranked == "scored":
+            self._score_unranked(store, index.keywords, hits, queries, vectors, family)
         return hits
+
+    def _score_unranked(
+        self,
+        store: VectorStore,
+        keywords: KeywordIndex,
+        hits: CollectionHits,
+        queries: Sequence[str],
+        vectors: Sequence[Any],
+        family: dict[str, Any],
+    ) -> None:
+        """Give each ranking its own score of every candidate it did not rank.
+
+        Z-scores standardise each list over all candidates; a doc one leg missed then counts
+        with what that leg really thinks of it (its best chunk's cosine, its BM25 score)
+        instead of the list's lowest score.
+        """
+        keys = list(hits.candidates)
+        for ranking, vector in zip(hits.dense, vectors, strict=False):
+            ranked = {key for key, _ in ranking}
+            missing = [key for key in keys if key not in ranked]
+            need = [key[1] for key in missing if key[1] not in family]
+            if need:
+                family.update(self._document_vectors(store, need))
+            query = np.asarray(vector, dtype=np.float32)
+            for key in missing:
+                chunks = family.get(key[1])
+                if chunks is not None:
+                    ranking.append((key, float(np.max(chunks @ query))))
+        for ranking, query_text in zip(hits.keyword, queries, strict=False):
+            ranked = {key for key, _ in ranking}
+            missing = [key for key in keys if key not in ranked]
+            scored = keywords.score_documents(query_text, [key[1] for key in missing])
+            for key in missing:
+                hit = scored.get(key[1])
+                if hit is not None:
+                    ranking.append((key, hit.score))
+                    hits.candidates[key].see_coverage(hit)
+
+    def _document_vectors(self, store: VectorStore, doc_ids: Sequence[str]) -> dict[str, Any]:
+        """Each document's chunk vectors (itself and its windows) as one matrix."""
+        stored = _upstream("reading stored vectors", lambda: store.document_vectors(doc_ids))
+        return {i: np.asarray(v, dtype=np.float32) for i, v in stored.items()}
 
     def _fill_dense_scores(
         self, store: VectorStore, hits: CollectionHits, vectors: Sequence[Any]
-    ) -> None:
-        """Give every candidate the dense leg did not rank its cosine to the closest query."""
+    ) -> dict[str, Any]:
+        """Give every candidate the dense leg did not rank its best chunk's cosine.
+
+        Returns:
+            The chunk vectors read, by document id (for ``_score_unranked``).
+        """
         missing = [c for c in hits.candidates.values() if c.dense_score is None]
         if not missing:
-            return
-        stored = _upstream("reading stored vectors", lambda: store.vectors([c.id for c in missing]))
+            return {}
+        family = self._document_vectors(store, [c.id for c in missing])
         queries = np.asarray(vectors, dtype=np.float32)
         for candidate in missing:
-            vector = stored.get(candidate.id)
-            if vector is not None:
-                best = float(np.max(queries @ np.asarray(vector, dtype=np.float32)))
+            chunks = family.get(candidate.id)
+            if chunks is not None:
+                best = float(np.max(chunks @ queries.T))
                 candidate.dense_score = max(0.0, min(1.0, best))
+        return family
 
     def _fuse(
         self, per_collection: Iterable[CollectionHits], codes: Sequence[str]
@@ -464,6 +518,7 @@ class RetrievalEngine:
                 fused_score=fused[key],
                 code_match=c.code_match,
                 keyword_coverage=c.keyword_coverage,
+                document_coverage=c.document_coverage,
             )
             for key in order
             for c in (candidates[key],)

@@ -1,9 +1,11 @@
 """The two score gates between recall and the answer.
 
 1. The retrieval floor looks at each candidate's *evidence*, on a fixed 0-1 scale whichever leg
-   found it: the larger of its dense cosine similarity (the engine computes it for documents only
-   BM25 found, so a keyword hit is never judged by a missing score) and its keyword coverage (the
-   share of the query's word weight it contains, ``app.rag.bm25``). Never the fused score, whose
+   found it: the largest of its dense cosine similarity (the engine computes it for documents only
+   BM25 found, so a keyword hit is never judged by a missing score), its keyword coverage (the
+   share of the query's word weight it contains) and its document coverage (the share of its own
+   word weight the query contains: a log line holds every word of its template), see
+   ``app.rag.bm25``. Never the fused score, whose
    scale depends on the fusion and on how many lists were fused. An exact ``error_code`` match
    passes whatever its scores: an exact code is stronger evidence than any similarity.
 2. The confidence threshold looks at *rerank scores* only; without a successful rerank it is
@@ -25,8 +27,12 @@ def score_or_zero(score: float | None) -> float:
 
 
 def evidence(doc: RankedDoc) -> float:
-    """The doc's strongest evidence: dense similarity or keyword coverage, 0-1."""
-    return max(score_or_zero(doc.dense_score), score_or_zero(doc.keyword_coverage))
+    """The doc's strongest evidence, 0-1: dense similarity or keyword coverage either way."""
+    return max(
+        score_or_zero(doc.dense_score),
+        score_or_zero(doc.keyword_coverage),
+        score_or_zero(doc.document_coverage),
+    )
 
 
 def passes_floor(doc: RankedDoc, floor: float) -> bool:

@@ -22,6 +22,7 @@ from app.core.config import Settings
 from app.core.errors import ConfigurationError
 from app.rag.embedding import MODEL_ID, MODEL_SHA256, ChromaEmbeddingFunction, Embedder
 from app.rag.ingest import KnowledgeChunk
+from app.rag.windows import PARENT_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -262,6 +263,28 @@ class VectorStore:
             page = list(ids[start : start + READ_PAGE])
             got = self._collection.get(ids=page, include=["embeddings"])
             found.update(zip(map(str, got["ids"]), got["embeddings"], strict=True))
+        return found
+
+    def document_vectors(self, doc_ids: Sequence[str]) -> dict[str, list[Any]]:
+        """Per document of ``doc_ids``, the vectors of its own chunk and of its windows.
+
+        Unknown ids are left out; a document stored without windows has one vector.
+        """
+        found: dict[str, list[Any]] = {}
+        for start in range(0, len(doc_ids), READ_PAGE):
+            page = list(doc_ids[start : start + READ_PAGE])
+            own = self._collection.get(ids=page, include=["embeddings"])
+            for chunk_id, vector in zip(own["ids"], own["embeddings"], strict=True):
+                found.setdefault(str(chunk_id), []).append(vector)
+            windows = self._collection.get(
+                where={PARENT_KEY: {"$in": page}}, include=["embeddings", "metadatas"]
+            )
+            for chunk_id, vector, metadata in zip(
+                windows["ids"], windows["embeddings"], windows["metadatas"], strict=True
+            ):
+                parent = str((metadata or {}).get(PARENT_KEY) or chunk_id)
+                if parent != chunk_id:
+                    found.setdefault(parent, []).append(vector)
         return found
 
     def query(self, text: str, k: int) -> list[ScoredChunk]:
