@@ -219,8 +219,10 @@ class KeywordIndex:
 def _coverage(
     snapshot: _Snapshot, tokens: Sequence[str], docs: Sequence[int]
 ) -> tuple[list[float], list[float]]:
-    """Per doc of ``docs``: the idf-weighted share of the query's distinct tokens it contains,
-    and the idf-weighted share of its own distinct tokens that the query contains.
+    """Per doc of ``docs``, its coverage of the query and the query's coverage of it.
+
+    Both are idf-weighted shares of distinct tokens: of the query's tokens the doc contains,
+    and of the doc's own tokens the query contains.
     """
     model = snapshot.model
     vocab: dict[str, int] = model.vocab_dict

@@ -16,9 +16,10 @@ One request runs these steps:
 4. fuse (``fusion``: reciprocal rank fusion, or a weighted z-score blend with ``dense_weight``)
    on ``(collection, document id)``; under z-scores a leg's list counts a candidate it did not
    rank at the list's lowest score, or with ``zscore_unranked="scored"`` at that leg's own
-   score of it (its best chunk's cosine, its BM25 score); for each code the query names exactly, the best-fused doc
-   with that code gets ``code_match_boost`` times the spread of the fused scores (so the boost
-   means the same under either fusion, and one code never floods the top with same-tag docs);
+   score of it (its best chunk's cosine, its BM25 score); for each code the query names
+   exactly, the best-fused doc with that code gets ``code_match_boost`` times the spread of the
+   fused scores (so the boost means the same under either fusion, and one code never floods the
+   top with same-tag docs);
    ties go to the higher dense score, then the higher BM25 score, then the id;
 5. the retrieval floor on each doc's evidence, dense similarity or keyword coverage (code
    matches exempt) -- see ``gates``; docs only BM25 found get their dense similarity computed
