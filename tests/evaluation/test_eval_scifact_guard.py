@@ -25,9 +25,9 @@ OTHER_DOCS = 200
 TOLERANCE = 0.02
 #: Measured on the shared SciFact copy with the int8 MiniLM (see the architecture doc).
 BANDS = {
-    "shipped": {"ndcg@10": 0.9456, "mrr@10": 0.9340, "recall@100": 0.98},
+    "shipped": {"ndcg@10": 0.9440, "mrr@10": 0.9340, "recall@100": 0.98},
     "dense": {"ndcg@10": 0.8988, "mrr@10": 0.8940, "recall@100": 0.92},
-    "keyword": {"ndcg@10": 0.9388, "mrr@10": 0.9290, "recall@100": 0.98},
+    "keyword": {"ndcg@10": 0.9234, "mrr@10": 0.9083, "recall@100": 0.98},
 }
 
 

@@ -15,8 +15,8 @@ One request runs these steps:
    its best chunk, BM25 the whole text, and the candidate carries the whole document;
 4. fuse (``fusion``: reciprocal rank fusion, or a weighted z-score blend with ``dense_weight``)
    on ``(collection, document id)``; under z-scores a leg's list counts a candidate it did not
-   rank at the list's lowest score, or with ``zscore_unranked="scored"`` at that leg's own
-   score of it (its best chunk's cosine, its BM25 score); for each code the query names
+   rank at that leg's own score of it (its best chunk's cosine, its BM25 score; with
+   ``zscore_unranked="lowest"``, at the list's lowest score); for each code the query names
    exactly, the best-fused doc with that code gets ``code_match_boost`` times the spread of the
    fused scores (so the boost means the same under either fusion, and one code never floods the
    top with same-tag docs);
