@@ -99,14 +99,8 @@ def _build(chunks: Sequence[KnowledgeChunk], params: Bm25Params) -> _Snapshot:
     model.index([_document_tokens(c, params) for c in chunks], show_progress=False)
     words = Lexicon(word_counts(c.text for c in chunks))
     by_id = {c.id: position for position, c in enumerate(chunks)}
-    return _Snapshot(
-        chunks=chunks,
-        model=model,
-        by_code=by_code,
-        words=words,
-        by_id=by_id,
-        weights=_document_weights(model),
-    )
+    weights = _document_weights(model)
+    return _Snapshot(chunks, model, by_code, words, by_id, weights)
 
 
 def _idf(frequency: Any, total_docs: float) -> Any:
