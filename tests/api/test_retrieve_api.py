@@ -12,7 +12,7 @@ from app.rag.embedding import MiniLmEmbedder
 from app.rag.engine import EngineConfig, RetrievalEngine
 from app.rag.ingest import KnowledgeChunk
 from app.rag.knowledge import KnowledgeBase
-from app.rag.store import ScoredChunk, VectorStore
+from app.rag.store import VectorStore
 
 
 def make_app(engine: RetrievalEngine | None) -> FastAPI:
@@ -180,7 +180,7 @@ def test_retrieve_says_which_words_it_repaired(client: TestClient, kb_store: Vec
 
 
 class BrokenStore(VectorStore):
-    def query_vector(self, vector: Any, k: int) -> list[ScoredChunk]:
+    def nearest(self, vector: Any, k: int) -> list[tuple[str, float]]:
         raise RuntimeError("chroma at /srv/chroma/data (collection kb-internal) is gone")
 
 

@@ -12,7 +12,7 @@ from app.rag.engine import EngineConfig, RetrievalEngine, build_retrieval_engine
 from app.rag.ingest import KnowledgeChunk, chunk_id
 from app.rag.knowledge import KnowledgeBase
 from app.rag.packing import Complexity
-from app.rag.store import ScoredChunk, VectorStore
+from app.rag.store import VectorStore
 from app.rag.windows import is_window, with_windows
 
 OUT_OF_DOMAIN = "LDAP bind failures on the VPN concentrator"
@@ -235,7 +235,7 @@ def test_refresh_rebuilds_the_base_index(
 class FailingStore(VectorStore):
     """A real store whose searches fail the way a lost Chroma server does."""
 
-    def query_vector(self, vector: Any, k: int) -> list[ScoredChunk]:
+    def nearest(self, vector: Any, k: int) -> list[tuple[str, float]]:
         raise ConnectionError("chroma at /var/lib/secret:8000 refused the connection")
 
 
@@ -343,3 +343,52 @@ def test_scored_unranked_gives_every_ranking_every_candidate(knowledge: Knowledg
             assert dict(hits.keyword[0]) == pytest.approx({k: bm25[k[1]].score for k in keys})
             assert all(-1.0 <= s <= 1.0 for _, s in hits.dense[0])
         engine.close()
+
+
+class CountingStore(VectorStore):
+    """A real store that records which documents' vectors it was asked for."""
+
+    asked: list[str]
+
+    def document_vectors(self, doc_ids: Any) -> dict[str, list[Any]]:
+        self.asked = [*self.asked, *doc_ids]
+        return super().document_vectors(doc_ids)
+
+
+def test_stored_vectors_are_read_once_per_index(
+    knowledge: KnowledgeBase, embedder: MiniLmEmbedder
+) -> None:
+    store = CountingStore(knowledge.store.client, embedder, knowledge.store.collection_name)
+    store.asked = []
+    # One doc per leg: the legs disagree on it, so each has a candidate to score from vectors.
+    engine = RetrievalEngine(store, EngineConfig(candidates=1))
+    try:
+        first = engine.retrieve("customers cannot pay", 1)
+        asked = list(store.asked)
+        assert asked and len(asked) == len(set(asked))
+        again = engine.retrieve("customers cannot pay", 1)
+        assert store.asked == asked  # the second request read no vector from the store
+        assert [(d.id, d.fused_score) for d in again.docs] == [
+            (d.id, d.fused_score) for d in first.docs
+        ]
+        engine.refresh()  # a new index starts with no vectors read
+        engine.retrieve("customers cannot pay", 1)
+        assert len(store.asked) > len(asked)
+    finally:
+        engine.close()
+
+
+def test_a_chunk_written_after_the_index_is_read_from_the_store(
+    knowledge: KnowledgeBase, embedder: MiniLmEmbedder
+) -> None:
+    store = VectorStore(knowledge.store.client, embedder, unique_name("late"))
+    store.add([chunk("Team note: the loyalty service is slow on Mondays.", source_id="note-1")])
+    engine = RetrievalEngine(store, EngineConfig())
+    try:
+        late = chunk("Freezer compressor in aisle nine trips its breaker.", source_id="late")
+        store.add([late])  # no refresh(): the base index is re-counted at most once a second
+        docs = engine.retrieve("freezer compressor breaker trips", 5).docs
+        assert (docs[0].id, docs[0].text, docs[0].metadata) == (late.id, late.text, late.metadata)
+    finally:
+        engine.close()
+        store.client.delete_collection(store.collection_name)

@@ -35,6 +35,20 @@ def test_top_k_is_capped_by_collection_size(embedder: MiniLmEmbedder) -> None:
     assert len(store.query("anything", 1)) == 1
 
 
+def test_nearest_ids_match_the_full_query_and_chunks_reads_by_id(embedder: MiniLmEmbedder) -> None:
+    store = VectorStore(chromadb.EphemeralClient(), embedder, unique_name())
+    entries = [chunk("payment timeout at the provider", "PAY-408"), chunk("chiller down", "CH-502")]
+    store.reset(entries)
+    vector = embedder.embed_query("payment provider slow")
+    full = store.query_vector(vector, 5)
+    assert store.nearest(vector, 5) == [(h.id, h.similarity) for h in full]
+    assert store.nearest(vector, 0) == []
+    read = store.chunks([entries[1].id, "no-such-id"])
+    assert [(c.id, c.text, c.metadata) for c in read] == [
+        (entries[1].id, "chiller down", {"error_code": "CH-502"})
+    ]
+
+
 def test_reset_replaces_everything(embedder: MiniLmEmbedder) -> None:
     store = VectorStore(chromadb.EphemeralClient(), embedder, unique_name())
     store.reset([chunk("old entry", "OLD-1")])

@@ -54,6 +54,7 @@ from app.rag.candidates import Candidate, CollectionHits, DocKey, Scored
 from app.rag.embedding import TOKENIZER_PATH
 from app.rag.fusion import order_by_fused, reciprocal_rank_fusion, zscore_fusion
 from app.rag.gates import apply_confidence, apply_floor
+from app.rag.ingest import KnowledgeChunk
 from app.rag.knowledge import KnowledgeBase
 from app.rag.packing import Budgets, PackedContext, classify_complexity, pack_context
 from app.rag.rerank import Reranker, build_reranker, rerank_permutation
@@ -61,7 +62,7 @@ from app.rag.retrieve import RankedDoc, Retrieval
 from app.rag.rewrite import QueryRewriter
 from app.rag.services import ServiceCatalogue
 from app.rag.spelling import Lexicon, model_words, repair_spelling
-from app.rag.store import VectorStore
+from app.rag.store import ScoredChunk, VectorStore
 from app.rag.tokenize import canonical_code, find_codes
 from app.rag.windows import is_window, parent_of
 
@@ -70,6 +71,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 #: How often (at most) the base collection's size is checked against its keyword index.
 BASE_RECOUNT_SECONDS = 1.0
+#: Documents whose chunk vectors an index keeps after reading them (oldest dropped first).
+VECTOR_CACHE_DOCUMENTS = 20_000
 Fusion = Literal["rrf", "zscore"]
 Legs = Literal["hybrid", "dense", "keyword"]
 Unranked = Literal["lowest", "scored"]
@@ -140,11 +143,20 @@ class EngineConfig:
 
 @dataclass(frozen=True)
 class _Index:
-    """A collection's keyword index, the fingerprint it was built at, and chunks per document."""
+    """A collection's derived state as of one fingerprint.
+
+    That is its keyword index, its chunks per document and the chunk vectors read so far. The
+    vectors are as fresh as the keyword index: both are rebuilt when the fingerprint changes
+    or ``refresh()`` runs (knowledge-base ids are content hashes, so an edit is a new id).
+    """
 
     fingerprint: tuple[object, int]
     keywords: KeywordIndex
     fanout: int
+    #: Window id -> its document's id (windows are not in the keyword index).
+    parents: dict[str, str] = field(default_factory=dict)
+    vectors: dict[str, Any] = field(default_factory=dict)
+    vectors_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _fanout(chunks: Sequence[Any]) -> int:
@@ -226,7 +238,8 @@ class RetrievalEngine:
 
     def _build_index(self, chunks: Sequence[Any], collection_id: object) -> _Index:
         keywords = KeywordIndex(chunks, self.config.bm25)
-        return _Index((collection_id, len(chunks)), keywords, _fanout(chunks))
+        parents = {c.id: parent_of(c) for c in chunks if is_window(c.metadata)}
+        return _Index((collection_id, len(chunks)), keywords, _fanout(chunks), parents)
 
     def _keyword_index(self, store: VectorStore, collection_id: object = None) -> _Index:
         """The collection's BM25 index, rebuilt when the collection changed since it was built.
@@ -404,10 +417,7 @@ class RetrievalEngine:
         chunk_depth = depth * index.fanout
         for query, vector in zip(queries, vectors, strict=True):
             if legs != "keyword":
-                dense = _upstream(
-                    "searching the vector store", partial(store.query_vector, vector, chunk_depth)
-                )
-                hits.add_dense(name, dense, depth)
+                hits.add_dense(name, self._dense(store, index, vector, chunk_depth), depth)
             if legs != "dense":
                 # BM25 indexes documents, never windows: ``depth`` hits are ``depth`` docs.
                 hits.add_keyword(name, index.keywords.search(query, depth))
@@ -418,15 +428,40 @@ class RetrievalEngine:
             code = candidate.metadata.get("error_code")
             if code and canonical_code(str(code)) in codes:
                 candidate.code_match = True
-        family = self._fill_dense_scores(store, hits, vectors)
+        family = self._fill_dense_scores(store, index, hits, vectors)
         if self.config.fusion == "zscore" and self.config.zscore_unranked == "scored":
-            self._score_unranked(store, index.keywords, hits, queries, vectors, family)
+            self._score_unranked(store, index, hits, queries, vectors, family)
         return hits
+
+    def _dense(self, store: VectorStore, index: _Index, vector: Any, k: int) -> list[ScoredChunk]:
+        """The ``k`` nearest chunks, each window standing as its document.
+
+        The store answers ids and distances only; the text and metadata come from the keyword
+        index, which holds every document, and only a chunk written since the index was built
+        is read from the store.
+        """
+        nearest = _upstream("searching the vector store", partial(store.nearest, vector, k))
+        known: dict[str, KnowledgeChunk] = {}
+        unknown: list[str] = []
+        for chunk_id, _ in nearest:
+            document = index.keywords.document(index.parents.get(chunk_id, chunk_id))
+            if document is None:
+                unknown.append(chunk_id)
+            else:
+                known[chunk_id] = document
+        if unknown:
+            read = _upstream("reading chunks", partial(store.chunks, unknown))
+            known.update((c.id, c) for c in read)
+        return [
+            ScoredChunk(id=c.id, text=c.text, metadata=c.metadata, similarity=similarity)
+            for chunk_id, similarity in nearest
+            if (c := known.get(chunk_id)) is not None
+        ]
 
     def _score_unranked(
         self,
         store: VectorStore,
-        keywords: KeywordIndex,
+        index: _Index,
         hits: CollectionHits,
         queries: Sequence[str],
         vectors: Sequence[Any],
@@ -444,7 +479,7 @@ class RetrievalEngine:
             missing = [key for key in keys if key not in ranked]
             need = [key[1] for key in missing if key[1] not in family]
             if need:
-                family.update(self._document_vectors(store, need))
+                family.update(self._document_vectors(store, index, need))
             query = np.asarray(vector, dtype=np.float32)
             for key in missing:
                 chunks = family.get(key[1])
@@ -453,20 +488,38 @@ class RetrievalEngine:
         for ranking, query_text in zip(hits.keyword, queries, strict=False):
             ranked = {key for key, _ in ranking}
             missing = [key for key in keys if key not in ranked]
-            scored = keywords.score_documents(query_text, [key[1] for key in missing])
+            scored = index.keywords.score_documents(query_text, [key[1] for key in missing])
             for key in missing:
                 hit = scored.get(key[1])
                 if hit is not None:
                     ranking.append((key, hit.score))
                     hits.candidates[key].see_coverage(hit)
 
-    def _document_vectors(self, store: VectorStore, doc_ids: Sequence[str]) -> dict[str, Any]:
-        """Each document's chunk vectors (itself and its windows) as one matrix."""
-        stored = _upstream("reading stored vectors", lambda: store.document_vectors(doc_ids))
-        return {i: np.asarray(v, dtype=np.float32) for i, v in stored.items()}
+    def _document_vectors(
+        self, store: VectorStore, index: _Index, doc_ids: Sequence[str]
+    ) -> dict[str, Any]:
+        """Each document's chunk vectors (itself and its windows) as one matrix.
+
+        Read from the store once per index: every request re-scores the other leg's
+        candidates, and two store reads per request were a third of a query's time.
+        """
+        with index.vectors_lock:
+            found = {i: index.vectors[i] for i in doc_ids if i in index.vectors}
+        need = [i for i in doc_ids if i not in found]
+        if not need:
+            return found
+        stored = _upstream("reading stored vectors", lambda: store.document_vectors(need))
+        read = {i: np.asarray(v, dtype=np.float32) for i, v in stored.items()}
+        with index.vectors_lock:
+            index.vectors.update(read)
+            for oldest in list(index.vectors)[
+                : max(0, len(index.vectors) - VECTOR_CACHE_DOCUMENTS)
+            ]:
+                del index.vectors[oldest]
+        return found | read
 
     def _fill_dense_scores(
-        self, store: VectorStore, hits: CollectionHits, vectors: Sequence[Any]
+        self, store: VectorStore, index: _Index, hits: CollectionHits, vectors: Sequence[Any]
     ) -> dict[str, Any]:
         """Give every candidate the dense leg did not rank its best chunk's cosine.
 
@@ -476,7 +529,7 @@ class RetrievalEngine:
         missing = [c for c in hits.candidates.values() if c.dense_score is None]
         if not missing:
             return {}
-        family = self._document_vectors(store, [c.id for c in missing])
+        family = self._document_vectors(store, index, [c.id for c in missing])
         queries = np.asarray(vectors, dtype=np.float32)
         for candidate in missing:
             chunks = family.get(candidate.id)

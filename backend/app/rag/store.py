@@ -291,6 +291,35 @@ class VectorStore:
         """The ``min(k, count)`` nearest chunks to ``text``, best first."""
         return self.query_vector(self.embedder.embed_query(text), k)
 
+    def nearest(self, vector: Any, k: int) -> list[tuple[str, float]]:
+        """The ids and similarities of the ``min(k, count)`` nearest chunks, best first.
+
+        No documents or metadata are read: callers that hold the chunks already (the
+        engine's keyword index) skip most of a query's cost, which is fetching them.
+        """
+        if k <= 0:
+            return []
+        result = self._collection.query(
+            query_embeddings=[list(map(float, vector))], n_results=k, include=["distances"]
+        )
+        return [
+            (str(i), similarity_from_distance(dist))
+            for i, dist in zip(result["ids"][0], result["distances"][0], strict=True)
+        ]
+
+    def chunks(self, ids: Sequence[str]) -> list[KnowledgeChunk]:
+        """The stored chunks of ``ids`` (unknown ids are left out)."""
+        found: list[KnowledgeChunk] = []
+        for start in range(0, len(ids), READ_PAGE):
+            got = self._collection.get(
+                ids=list(ids[start : start + READ_PAGE]), include=["documents", "metadatas"]
+            )
+            found.extend(
+                KnowledgeChunk(id=str(i), text=d or "", metadata=dict(m or {}))
+                for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+            )
+        return found
+
     def query_vector(self, vector: Any, k: int) -> list[ScoredChunk]:
         """The ``min(k, count)`` nearest chunks to a query vector, best first.
 
