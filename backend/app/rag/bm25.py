@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from typing import Any
 
 import bm25s
@@ -40,6 +41,9 @@ logger = logging.getLogger(__name__)
 #: Extra copies of a chunk's own ``error_code`` token (field weighting, like repeating a title):
 #: an entry that merely mentions another code, as a contrast, must not outrank that code's entry.
 CODE_FIELD_REPEATS = 2
+#: Recent queries whose tokens and BM25 score arrays an index keeps: a request ranks the top
+#: hits and then scores the other leg's candidates with the same query.
+QUERY_SCORE_CACHE = 16
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ class _Snapshot:
     by_id: dict[str, int] = field(default_factory=dict)
     #: Per indexed chunk, the idf weight of its distinct tokens (``document_coverage``'s total).
     weights: Any = None
+    #: ``query -> (tokens, BM25 score of every chunk or None)``, cached (``_query_scores``).
+    scored: Any = None
 
 
 def _document_tokens(chunk: KnowledgeChunk, params: Bm25Params) -> list[str]:
@@ -100,7 +106,19 @@ def _build(chunks: Sequence[KnowledgeChunk], params: Bm25Params) -> _Snapshot:
     words = Lexicon(word_counts(c.text for c in chunks))
     by_id = {c.id: position for position, c in enumerate(chunks)}
     weights = _document_weights(model)
-    return _Snapshot(chunks, model, by_code, words, by_id, weights)
+    scored = lru_cache(maxsize=QUERY_SCORE_CACHE)(partial(_query_scores, model))
+    return _Snapshot(chunks, model, by_code, words, by_id, weights, scored)
+
+
+def _query_scores(model: Any, query: str) -> tuple[tuple[str, ...], Any]:
+    """The query's tokens and every chunk's BM25 score (read-only; None: no token indexed)."""
+    tokens = tuple(tokenize(query))
+    token_ids = model.get_tokens_ids(list(tokens))
+    if not token_ids:
+        return tokens, None
+    scores = np.asarray(model.get_scores_from_ids(token_ids), dtype=np.float64)
+    scores.setflags(write=False)
+    return tokens, scores
 
 
 def _idf(frequency: Any, total_docs: float) -> Any:
@@ -155,11 +173,9 @@ class KeywordIndex:
         snapshot = self._snapshot
         if snapshot.model is None or k <= 0:
             return []
-        tokens = tokenize(query)
-        token_ids = snapshot.model.get_tokens_ids(tokens)
-        if not token_ids:
+        tokens, scores = snapshot.scored(query)
+        if scores is None:
             return []
-        scores = np.asarray(snapshot.model.get_scores_from_ids(token_ids), dtype=np.float64)
         positive = np.flatnonzero(scores > 0)
         if len(positive) > k:
             positive = positive[np.argpartition(-scores[positive], k - 1)[:k]]
@@ -180,13 +196,8 @@ class KeywordIndex:
         positions = [snapshot.by_id[i] for i in dict.fromkeys(doc_ids) if i in snapshot.by_id]
         if snapshot.model is None or not positions:
             return {}
-        tokens = tokenize(query)
-        token_ids = snapshot.model.get_tokens_ids(tokens)
-        if token_ids:
-            scores = np.asarray(snapshot.model.get_scores_from_ids(token_ids), dtype=np.float64)
-            values = [float(scores[p]) for p in positions]
-        else:
-            values = [0.0] * len(positions)
+        tokens, scores = snapshot.scored(query)
+        values = [0.0 if scores is None else float(scores[p]) for p in positions]
         coverage, document = _coverage(snapshot, tokens, positions)
         return {
             snapshot.chunks[p].id: KeywordHit(snapshot.chunks[p], value, coverage[n], document[n])
@@ -240,7 +251,7 @@ def _coverage(
         weight += idf
         if len(holders):
             matched += idf * np.isin(wanted, holders)
-    own = np.asarray(snapshot.weights, dtype=np.float64)[wanted]
+    own = snapshot.weights[wanted]
     document = np.divide(matched, own, out=np.zeros_like(matched), where=own > 0)
     coverage = matched / weight if weight > 0.0 else np.zeros_like(matched)
     return [float(v) for v in coverage], [float(min(1.0, v)) for v in document]

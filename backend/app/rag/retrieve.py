@@ -30,6 +30,7 @@ class RankedDoc:
     rerank_score: float | None = None
     #: Share (0-1) of the query's word weight the doc contains; None when BM25 did not find it.
     keyword_coverage: float | None = None
+    #: Share (0-1) of the doc's own word weight the query contains; None when BM25 did not score it.
     document_coverage: float | None = None
 
     @property
