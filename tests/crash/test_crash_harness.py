@@ -39,8 +39,10 @@ def test_every_invariant_holds_after_each_sigkill(tmp_path: Path, database_url: 
         harness.round(creates=4, decisions=0)
         harness.start()
         # Kills that a client saw (its connection dropped); a request may finish just before.
+        # On a loaded machine every decision of the first rounds can be cut off; the rounds
+        # go on until one was acknowledged, or the exactly-once check would check nothing.
         seen = 0
-        while seen < KILLS and harness.ledger.kills < 3 * KILLS:
+        while (seen < KILLS or not harness.ledger.decided) and harness.ledger.kills < 3 * KILLS:
             violations += harness.check()
             harness.retry_dropped_creates()
             seen += harness.round() > 0
