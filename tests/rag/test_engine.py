@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 from tests.helpers import unique_name
 from tests.rag.helpers import FakeReranker, code_of
@@ -392,3 +393,27 @@ def test_a_chunk_written_after_the_index_is_read_from_the_store(
     finally:
         engine.close()
         store.client.delete_collection(store.collection_name)
+
+
+def test_feedback_searches_the_dense_leg_again_with_the_moved_query(
+    knowledge: KnowledgeBase,
+) -> None:
+    query = "customers cannot pay at the tills"
+    store = knowledge.store
+    plain = RetrievalEngine(store, EngineConfig())
+    moved_engine = RetrievalEngine(store, EngineConfig(prf_docs=2, prf_weight=0.8))
+    try:
+        first = plain.retrieve(query, 10).docs
+        vector = np.asarray(store.embedder.embed_query(query), dtype=np.float32)
+        family = store.document_vectors([d.id for d in first[:2]])
+        best = [max(np.asarray(family[d.id]), key=lambda c: float(c @ vector)) for d in first[:2]]
+        moved = vector + 0.8 * np.mean(best, axis=0)
+        moved /= np.linalg.norm(moved)
+        docs = moved_engine.retrieve(query, 10).docs
+        assert docs and [d.id for d in docs] != [d.id for d in first]
+        for doc in docs:
+            chunks = np.asarray(store.document_vectors([doc.id])[doc.id])
+            assert doc.dense_score == pytest.approx(float(np.max(chunks @ moved)), abs=1e-4)
+    finally:
+        plain.close()
+        moved_engine.close()

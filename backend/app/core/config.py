@@ -101,6 +101,8 @@ class Settings(BaseSettings):
     fusion: Literal["rrf", "zscore"] = "zscore"
     dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     zscore_unranked: Literal["lowest", "scored"] = "scored"
+    prf_docs: int = Field(default=0, ge=0, le=20)
+    prf_weight: float = Field(default=0.5, ge=0.0, le=4.0)
     bm25_method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     bm25_k1: float = Field(default=1.2, gt=0.0)
     bm25_b: float = Field(default=0.75, ge=0.0, le=1.0)

@@ -54,6 +54,8 @@ class Configuration:
             "rrf_k": engine.rrf_k,
             "dense_weight": engine.dense_weight,
             "zscore_unranked": engine.zscore_unranked,
+            "prf_docs": engine.prf_docs,
+            "prf_weight": engine.prf_weight,
             "score_floor": engine.score_floor,
             "spelling_repair": engine.spelling_repair,
             "code_match_boost": engine.code_match_boost,

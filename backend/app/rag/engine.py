@@ -102,6 +102,8 @@ class EngineConfig:
     fusion: Fusion = _default("fusion")
     dense_weight: float = _default("dense_weight")
     zscore_unranked: Unranked = _default("zscore_unranked")
+    prf_docs: int = _default("prf_docs")
+    prf_weight: float = _default("prf_weight")
     bm25: Bm25Params = field(
         default_factory=lambda: Bm25Params(
             method=_default("bm25_method"),
@@ -132,6 +134,8 @@ class EngineConfig:
             fusion=settings.fusion,
             dense_weight=settings.dense_weight,
             zscore_unranked=settings.zscore_unranked,
+            prf_docs=settings.prf_docs,
+            prf_weight=settings.prf_weight,
             bm25=Bm25Params(
                 method=settings.bm25_method,
                 k1=settings.bm25_k1,
@@ -378,14 +382,20 @@ class RetrievalEngine:
         codes = find_codes(query)
         depth = max(limit, self.config.candidates)
 
-        def search(target: tuple[VectorStore, object]) -> CollectionHits:
-            store, collection_id = target
-            return self._search_collection(store, collection_id, queries, vectors, codes, depth)
+        def search(vectors: Sequence[Any]) -> list[CollectionHits]:
+            def one(target: tuple[VectorStore, object]) -> CollectionHits:
+                store, collection_id = target
+                return self._search_collection(store, collection_id, queries, vectors, codes, depth)
 
-        if len(targets) == 1:
-            per_collection = [search(targets[0])]
-        else:
-            per_collection = list(self._pool.map(search, targets))
+            if len(targets) == 1:
+                return [one(targets[0])]
+            return list(self._pool.map(one, targets))
+
+        per_collection = search(vectors)
+        if self.config.prf_docs > 0 and self.config.legs != "keyword":
+            expanded = self._feedback_vectors(targets, per_collection, vectors, codes)
+            if expanded is not None:
+                per_collection = search(expanded)
 
         ranked = self._fuse(per_collection, codes)
         survivors = apply_floor(ranked, self.config.score_floor)
@@ -399,6 +409,38 @@ class RetrievalEngine:
             notes=notes + rerank_notes,
             rerank_fallback=rerank_fallback,
         )
+
+    def _feedback_vectors(
+        self,
+        targets: Sequence[tuple[VectorStore, object]],
+        first: Sequence[CollectionHits],
+        vectors: Sequence[Any],
+        codes: Sequence[str],
+    ) -> list[Any] | None:
+        """Pseudo-relevance feedback: each query vector moved toward the first pass's best docs.
+
+        The ``prf_docs`` best fused docs that pass the floor lend their best-matching chunk
+        (Rocchio on embeddings); the dense leg is then searched again with
+        ``normalise(q + prf_weight * mean(chunks))``. None when no doc passed the floor.
+        """
+        top = apply_floor(self._fuse(first, codes), self.config.score_floor)
+        top = top[: self.config.prf_docs]
+        if not top:
+            return None
+        queries = np.asarray(vectors, dtype=np.float32)
+        stores = {store.collection_name: (store, cid) for store, cid in targets}
+        picked: list[Any] = []
+        for doc in top:
+            store, collection_id = stores[doc.collection]
+            index = self._keyword_index(store, collection_id)
+            chunks = self._document_vectors(store, index, [doc.id]).get(doc.id)
+            if chunks is not None:
+                picked.append(chunks[int(np.argmax(chunks @ queries[0]))])
+        if not picked:
+            return None
+        moved = queries + self.config.prf_weight * np.mean(picked, axis=0)
+        norms = np.linalg.norm(moved, axis=1, keepdims=True)
+        return list(moved / np.where(norms > 0, norms, 1.0))
 
     def _search_collection(
         self,
