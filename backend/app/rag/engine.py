@@ -12,7 +12,9 @@ One request runs these steps:
    legs (``legs``: dense top-k from Chroma and BM25 top-k, or one of them) for every query, plus the
    chunks whose ``error_code`` metadata matches a code typed in the original query. A long
    document stored with its windows (``app.rag.windows``) is one candidate: the dense leg scores
-   its best chunk, BM25 the whole text, and the candidate carries the whole document;
+   its best chunk, BM25 the whole text, and the candidate carries the whole document. Chroma
+   answers the dense leg with ids and distances only; the documents come from the keyword index,
+   which holds them all (a chunk written since it was built is read from the store);
 4. fuse (``fusion``: reciprocal rank fusion, or a weighted z-score blend with ``dense_weight``)
    on ``(collection, document id)``; under z-scores a leg's list counts a candidate it did not
    rank at that leg's own score of it (its best chunk's cosine, its BM25 score; with
@@ -28,9 +30,13 @@ One request runs these steps:
    rerank keeps fusion order and says so (``rerank_fallback`` and a note);
 7. keep ``limit`` docs; ``low_confidence`` is true exactly when none survived.
 
+With ``prf_docs`` > 0 (pseudo-relevance feedback), steps 3-4 run twice: each query vector moves
+toward the best chunks of the first pass's top docs and the collections are searched again.
+
 ``pack_context`` then fits the ranked docs into a budget chosen from the original query.
-The keyword index of each collection is derived state: ``refresh()`` rebuilds the base index and
-the engine also rebuilds any index whose collection changed size since it was built.
+The keyword index of each collection, with the chunk vectors read so far, is derived state:
+``refresh()`` rebuilds the base index and the engine also rebuilds any index whose collection
+changed size since it was built.
 """
 
 from __future__ import annotations
