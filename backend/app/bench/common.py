@@ -265,7 +265,10 @@ def embedded_settings(base: Settings | None = None, state_dir: Path | None = Non
 
 @contextmanager
 def service_process(
-    state_dir: Path, role: str, extra_env: Mapping[str, str] | None = None
+    state_dir: Path,
+    role: str,
+    extra_env: Mapping[str, str] | None = None,
+    root: Path = PROJECT_ROOT,
 ) -> Iterator[tuple[str, str, int]]:
     """The product's uvicorn process over ``state_dir`` on a free loopback port.
 
@@ -273,6 +276,8 @@ def service_process(
         state_dir: The state directory the service opens.
         role: The role of the one API key the service is given (``admin``, ``reviewer`` …).
         extra_env: More ``RCA_`` settings for the process.
+        root: The checkout whose code and data the process runs (another commit's worktree
+            for a side-by-side baseline).
 
     Yields:
         The base URL, the API key and the process id.
@@ -281,7 +286,7 @@ def service_process(
     port = free_port()
     env = {
         **os.environ,
-        "PYTHONPATH": str(PROJECT_ROOT / "backend"),
+        "PYTHONPATH": str(root / "backend"),
         "RCA_STATE_DIR": str(state_dir),
         "RCA_API_KEYS": f"{role}:{key}:bench",
         "RCA_RATE_LIMIT_PER_MINUTE": "0",
@@ -292,7 +297,7 @@ def service_process(
         sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
     ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env)
+    process = subprocess.Popen(command, cwd=root, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 300
