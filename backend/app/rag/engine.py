@@ -434,14 +434,18 @@ class RetrievalEngine:
         if not top:
             return None
         queries = np.asarray(vectors, dtype=np.float32)
-        stores = {store.collection_name: (store, cid) for store, cid in targets}
-        picked: list[Any] = []
-        for doc in top:
-            store, collection_id = stores[doc.collection]
-            index = self._keyword_index(store, collection_id)
-            chunks = self._document_vectors(store, index, [doc.id]).get(doc.id)
-            if chunks is not None:
-                picked.append(chunks[int(np.argmax(chunks @ queries[0]))])
+        family: dict[tuple[str, str], Any] = {}
+        for store, collection_id in targets:
+            ids = [d.id for d in top if d.collection == store.collection_name]
+            if ids:
+                index = self._keyword_index(store, collection_id)
+                read = self._document_vectors(store, index, ids)
+                family.update(((store.collection_name, i), v) for i, v in read.items())
+        picked = [
+            chunks[int(np.argmax(chunks @ queries[0]))]
+            for doc in top
+            if (chunks := family.get((doc.collection, doc.id))) is not None
+        ]
         if not picked:
             return None
         moved = queries + self.config.prf_weight * np.mean(picked, axis=0)
@@ -476,9 +480,9 @@ class RetrievalEngine:
             code = candidate.metadata.get("error_code")
             if code and canonical_code(str(code)) in codes:
                 candidate.code_match = True
-        family = self._fill_dense_scores(store, index, hits, vectors)
+        self._fill_dense_scores(store, index, hits, vectors)
         if self.config.fusion == "zscore" and self.config.zscore_unranked == "scored":
-            self._score_unranked(store, index, hits, queries, vectors, family)
+            self._score_unranked(store, index, hits, queries, vectors)
         return hits
 
     def _dense(self, store: VectorStore, index: _Index, vector: Any, k: int) -> list[ScoredChunk]:
@@ -513,7 +517,6 @@ class RetrievalEngine:
         hits: CollectionHits,
         queries: Sequence[str],
         vectors: Sequence[Any],
-        family: dict[str, Any],
     ) -> None:
         """Give each ranking its own score of every candidate it did not rank.
 
@@ -525,9 +528,7 @@ class RetrievalEngine:
         for ranking, vector in zip(hits.dense, vectors, strict=False):
             ranked = {key for key, _ in ranking}
             missing = [key for key in keys if key not in ranked]
-            need = [key[1] for key in missing if key[1] not in family]
-            if need:
-                family.update(self._document_vectors(store, index, need))
+            family = self._document_vectors(store, index, [key[1] for key in missing])
             query = np.asarray(vector, dtype=np.float32)
             for key in missing:
                 chunks = family.get(key[1])
@@ -560,23 +561,17 @@ class RetrievalEngine:
         read = {i: np.asarray(v, dtype=np.float32) for i, v in stored.items()}
         with index.vectors_lock:
             index.vectors.update(read)
-            for oldest in list(index.vectors)[
-                : max(0, len(index.vectors) - VECTOR_CACHE_DOCUMENTS)
-            ]:
-                del index.vectors[oldest]
+            while len(index.vectors) > VECTOR_CACHE_DOCUMENTS:
+                del index.vectors[next(iter(index.vectors))]  # the oldest read
         return found | read
 
     def _fill_dense_scores(
         self, store: VectorStore, index: _Index, hits: CollectionHits, vectors: Sequence[Any]
-    ) -> dict[str, Any]:
-        """Give every candidate the dense leg did not rank its best chunk's cosine.
-
-        Returns:
-            The chunk vectors read, by document id (for ``_score_unranked``).
-        """
+    ) -> None:
+        """Give every candidate the dense leg did not rank its best chunk's cosine."""
         missing = [c for c in hits.candidates.values() if c.dense_score is None]
         if not missing:
-            return {}
+            return
         family = self._document_vectors(store, index, [c.id for c in missing])
         queries = np.asarray(vectors, dtype=np.float32)
         for candidate in missing:
@@ -584,7 +579,6 @@ class RetrievalEngine:
             if chunks is not None:
                 best = float(np.max(chunks @ queries.T))
                 candidate.dense_score = max(0.0, min(1.0, best))
-        return family
 
     def _fuse(
         self, per_collection: Iterable[CollectionHits], codes: Sequence[str]
