@@ -9,6 +9,7 @@ from app.rag.spelling import (
     Lexicon,
     closest_word,
     edit_distance,
+    is_known_word,
     model_words,
     repair_spelling,
     word_counts,
@@ -108,3 +109,40 @@ def test_the_lexicon_reads_only_words_a_repair_could_become() -> None:
     near = {word for word, _ in lexicon.near("gatway", 1)}
     assert near == {"gateway", "getaway"}  # same first letter, length 5 to 7; "gate" is 4
     assert "gate" in lexicon and len(lexicon) == 4 and lexicon["gateway"] == 3
+
+
+FORMS = Lexicon(
+    word_counts(["The bullies were seen at the till; sale lines hold a discount and a quantity."])
+)
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "harming",  # the vocabulary's "harm" with an ending (not "having")
+        "uncultured",  # a prefix in front of a vocabulary word (not "unruptured")
+        "remolding",  # "re" + "molding"
+        "bullied",  # the same stem as the knowledge base's "bullies"
+        "executor",  # a known stem with a derivational suffix (not "execution")
+    ],
+)
+def test_other_forms_of_real_words_are_not_typos(word: str, common: frozenset[str]) -> None:
+    assert is_known_word(word, FORMS, common)
+    assert repair_spelling(f"{word} cells", FORMS, common) is None
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("tils", "till"),  # its stem "til" is a vocabulary word, but too short to trust
+        ("lins", "lines"),
+        ("discont", "discount"),  # the stem of "discontent", but no ending was removed
+        ("quanity", "quantity"),  # "quan" + "ity": too little left to be a root
+    ],
+)
+def test_typos_that_look_like_forms_are_still_repaired(
+    typed: str, meant: str, common: frozenset[str]
+) -> None:
+    assert not is_known_word(typed, FORMS, common)
+    repair = repair_spelling(f"{typed} wrong", FORMS, common)
+    assert repair is not None and repair.changes == [(typed, meant)]

@@ -10,8 +10,12 @@ A word is repaired only when all of these hold, to leave real words and identifi
 
 - it is a plain word of 4+ letters between spaces or punctuation, not part of an identifier
   (``SaleLine``, ``cardgw.internal``, ``temperature_c``, ``CERT``);
-- it is not a word of the knowledge base, nor a whole word of the embedding model's vocabulary
-  (30,000 common English words and names: "cart", "shoppers", "crawling" stay);
+- it is not a known word: a word of the knowledge base or a whole word of the embedding model's
+  vocabulary (30,000 common English words and names: "cart", "shoppers", "crawling" stay), nor
+  another form of one -- the same English stem ("harming" as "harm", "bullied" as a knowledge-base
+  "bullies"), or a common prefix in front of one ("uncultured", "remolding"). Without that rule
+  real words the vocabulary lacks were "repaired" into unrelated ones ("harming" -> "having",
+  "uncultured" -> "unruptured");
 - a knowledge-base word starts with the same letter and lies within 1 edit (words of up to 6
   letters) or 2 edits (longer words), counting a swap of neighbours as one edit. The first-letter
   rule keeps "unhealthy" from becoming "healthy".
@@ -29,10 +33,32 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
+from app.rag.tokenize import stem
+
 MIN_LENGTH = 4
+#: Letters a word must keep once a prefix or suffix is removed ("discont" is not "dis" + "cont").
+AFFIXED_ROOT = 5
+#: Derivational suffixes a real word may carry after a known word ("executor", "gangrenous").
+SUFFIXES = ("ity", "ous", "ly", "or")
+#: Prefixes a real word may carry in front of a known word ("uncultured", "remolding").
+PREFIXES = (
+    "anti",
+    "dis",
+    "inter",
+    "mis",
+    "non",
+    "over",
+    "pre",
+    "sub",
+    "under",
+    "co",
+    "de",
+    "re",
+    "un",
+)
 #: Words up to this many letters get one edit; longer words two.
 SHORT_WORD = 6
 
@@ -78,6 +104,11 @@ class Lexicon(Mapping[str, int]):
     def __len__(self) -> int:
         return len(self._counts)
 
+    @cached_property
+    def stems(self) -> frozenset[str]:
+        """The English stems of the words, computed once per lexicon."""
+        return stems_of(frozenset(self._counts))
+
     def near(self, word: str, limit: int) -> Iterator[tuple[str, int]]:
         """Words with ``word``'s first letter whose length is within ``limit`` of its length."""
         for length in range(len(word) - limit, len(word) + limit + 1):
@@ -89,6 +120,45 @@ def model_words(tokenizer_path: Path) -> frozenset[str]:
     """The whole words (not ``##`` continuations) of a WordPiece ``tokenizer.json``."""
     vocab = json.loads(tokenizer_path.read_text(encoding="utf-8"))["model"]["vocab"]
     return frozenset(word for word in vocab if word.isalpha())
+
+
+@lru_cache(maxsize=8)
+def stems_of(words: frozenset[str]) -> frozenset[str]:
+    """The English stems of ``words`` (cached: the model's vocabulary is stemmed once)."""
+    return frozenset(stem(word) for word in words)
+
+
+def is_known_word(word: str, known: Lexicon, common: frozenset[str]) -> bool:
+    """Whether a lower-case word is a real word, so never a typo to repair.
+
+    True for a word of the knowledge base or of ``common``, for another form of one (the same
+    English stem), and for a known word with a common prefix or derivational suffix
+    ("uncultured", "executor").
+    """
+    stems = (known.stems, stems_of(common))
+
+    def known_form(text: str, *, inflected: bool) -> bool:
+        if text in known or text in common:
+            return True
+        root = stem(text)
+        if inflected and root == text:
+            # Only an ending the stemmer removed makes another form: a typo such as "discont"
+            # can be the stem of a real word ("discontent").
+            return False
+        # A short stem matches too much: "tils" -> "til" and "lins" -> "lin" are typos.
+        return len(root) >= MIN_LENGTH and any(root in group for group in stems)
+
+    if known_form(word, inflected=True):
+        return True
+    for prefix in PREFIXES:
+        if word.startswith(prefix) and len(word) - len(prefix) >= AFFIXED_ROOT:
+            if known_form(word[len(prefix) :], inflected=True):
+                return True
+    for suffix in SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= AFFIXED_ROOT:
+            if known_form(word[: -len(suffix)], inflected=False):
+                return True
+    return False
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:
@@ -136,7 +206,8 @@ def repair_spelling(
     Args:
         query: The user's query.
         known: Knowledge-base words with their counts (``Lexicon(word_counts(...))``).
-        common: Correctly spelt words that are never repaired (``model_words``).
+        common: Correctly spelt words that are never repaired, nor their other forms
+            (``model_words``).
 
     Returns:
         The repaired text and the changes, or ``None`` when nothing was repaired.
@@ -146,7 +217,7 @@ def repair_spelling(
     def replace(match: re.Match[str]) -> str:
         typed = match.group(1)
         word = typed.lower()
-        if len(word) < MIN_LENGTH or word in known or word in common:
+        if len(word) < MIN_LENGTH or is_known_word(word, known, common):
             return typed
         repaired = closest_word(word, known)
         if repaired is None:

@@ -58,6 +58,11 @@ def _stemmer() -> Stemmer.Stemmer:
     return stemmer
 
 
+def stem(word: str) -> str:
+    """The English stem of a lower-case word (``payments`` -> ``payment``)."""
+    return str(_stemmer().stemWord(word))
+
+
 def canonical_code(code: str) -> str:
     """The canonical token of an error code: lower case, parts joined by ``-``.
 
