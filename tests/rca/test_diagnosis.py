@@ -281,3 +281,38 @@ def test_prose_only_support_needs_its_own_similarity_minimum(chunks: Any) -> Non
         retrieval_low_confidence=False,
     )
     assert not logged.abstained
+
+
+MOVED_TRACE = (
+    "Traceback (most recent call last):\n"
+    '  File "/app/checkout/discount.py", line 41, in apply_discount\n'
+    "    ratio = total / item_count\n"
+    "ZeroDivisionError: division by zero"
+)
+
+
+def test_a_frame_running_the_familys_function_in_another_file_is_not_a_contradiction(
+    chunks: Any,
+) -> None:
+    incident = {"message": "500 on purchase", "service": "checkout-service"}
+    diagnosis = diagnose(
+        {**incident, "stack_trace": MOVED_TRACE},
+        docs(chunks, ("CO-500", 0.8), ("POS-500-CHECKOUT", 0.67)),
+        retrieval_low_confidence=False,
+    )
+    leading = diagnosis.leading
+    assert leading is not None and leading.key == "CO-500" and leading.supported
+    assert "file" not in kinds(leading.contradicted)
+    assert any("code has moved" in why for why in leading.why)
+
+
+def test_another_file_without_the_familys_function_still_contradicts(chunks: Any) -> None:
+    trace = MOVED_TRACE.replace("apply_discount", "render_receipt")
+    found = by_code(
+        diagnose(
+            {"message": "500 on purchase", "service": "checkout-service", "stack_trace": trace},
+            docs(chunks, ("CO-500", 0.8)),
+            retrieval_low_confidence=False,
+        ).candidates
+    )
+    assert "file" in kinds(found["CO-500"].contradicted)

@@ -144,6 +144,32 @@ def _score(cand: Candidate, phrase_weight: float) -> float:
     return retrieval + sum(best.values()) + phrase_weight - penalty + hint
 
 
+def _excuse_moved_code(cand: Candidate) -> None:
+    """Drop a file contradiction where the same frame runs this family's own function.
+
+    Code moves between files (``checkout_service.py`` split into ``checkout/discount.py``); a
+    function name such as ``apply_discount`` survives the move, so a frame that names it
+    confirms the family and its new file says nothing against it.
+    """
+    functions = {
+        evidence_id: hit.signal
+        for hit in cand.confirmed
+        if hit.kind == IDENTIFIER and not hit.weak
+        for evidence_id in hit.evidence_ids
+    }
+    kept: list[SignalHit] = []
+    for hit in cand.contradicted:
+        frame = next((i for i in hit.evidence_ids if i in functions), None)
+        if hit.kind != FILE or frame is None:
+            kept.append(hit)
+            continue
+        cand.why.append(
+            f"the trace runs through {hit.observed or 'another file'}, not {hit.signal}, in "
+            f"{functions[frame]}: the family's code has moved, not changed family"
+        )
+    cand.contradicted = kept
+
+
 def _candidate(
     group: Sequence[Mapping[str, Any]],
     signals: Mapping[str, list[str]],
@@ -178,6 +204,7 @@ def _candidate(
     weigh_identifiers(cand, ctx, signals.get("identifiers", []))
     phrase_weight = weigh_phrases(cand, ctx, signals.get("phrases", []))
     dedupe(cand)
+    _excuse_moved_code(cand)
     cand.missing = missing_signals(cand, signals)
     cand.score = _score(cand, phrase_weight)
     component_contradicted = any(h.kind in (SERVICE, FILE) for h in cand.contradicted)
