@@ -61,7 +61,10 @@ _SERVICE_LINE_RE = re.compile(
     r"^\s*(?P<name>[^()]+?)\s*(?:\((?:aliases?:)?\s*(?P<aliases>[^)]*)\))?\s*$"
 )
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_CLAUSE_SPLIT_RE = re.compile(r"[;,()]|\.(?=\s|$)|\n")
+#: Clause boundaries: punctuation, and the words that join a symptom to its explanation or to
+#: a contrast ("rejected with HTTP 422 because the total does not match": the first part is
+#: the family's own symptom and must not be dropped with the negated second part).
+_CLAUSE_SPLIT_RE = re.compile(r"[;,()]|\.(?=\s|$)|\n|\b(?:because|but|whereas|while)\b")
 _CONTRAST_RE = re.compile(
     r"\b(?:unlike|not|no|never|rather than|instead of|differs? from|apart from|except)\b",
     re.IGNORECASE,
