@@ -40,6 +40,19 @@ def test_statuses_as_logs_phrases_and_bare_numbers() -> None:
     assert statuses("checkout-service answered") == []
 
 
+def test_reason_phrases_in_prose_count_only_when_written_as_statuses() -> None:
+    # Plain English in a reporter's sentence is not an HTTP status.
+    assert statuses("fridge temps gone, store 12", bare=False) == []
+    assert statuses("after the stock sync conflict, lookups fail", bare=False) == []
+    assert statuses("payments not found in reconciliation", bare=False) == []
+    # Capitals, a number or HTTP in front, or HTTP jargon make it one.
+    assert statuses("the shop says Not Found", bare=False) == [404]
+    assert statuses("HTTP 410 gone for old links", bare=False) == [410]
+    assert statuses("an internal server error from the POS backend", bare=False) == [500]
+    # Machine-written text keeps every phrase.
+    assert statuses("upstream answered gone") == [410]
+
+
 def test_bare_numbers_that_are_not_statuses_do_not_count() -> None:
     assert statuses("code CO-500 at store 0051 took 2210ms, 130 reads, size 30, port=443") == []
     assert statuses("quantity 450 items") == []

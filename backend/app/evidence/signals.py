@@ -93,14 +93,18 @@ def statuses(text: str, *, bare: bool = True) -> list[int]:
 
     Args:
         text: Any text.
-        bare: Also count a lone 4xx/5xx number (``-> 422:``, ``408/504``, ``(503)``).
+        bare: Also count a lone 4xx/5xx number (``-> 422:``, ``408/504``, ``(503)``), and a
+            reason phrase however it is written; without it (the reporter's prose) a reason
+            phrase counts only when written as a status (``_written_as_status``).
 
     Returns:
         The statuses, in order of appearance, without repeats.
     """
     found = [(0, code) for code in find_http_statuses(text)]
     found += [
-        (m.start(), _PHRASE_TO_STATUS[m.group(1).lower()]) for m in _STATUS_PHRASE_RE.finditer(text)
+        (m.start(), _PHRASE_TO_STATUS[m.group(1).lower()])
+        for m in _STATUS_PHRASE_RE.finditer(text)
+        if bare or _written_as_status(text, m)
     ]
     if bare:
         spaced = _STATUS_PAIR_RE.sub(r"\1 ", text)  # "408/504" names two statuses
@@ -110,6 +114,37 @@ def statuses(text: str, *, bare: bool = True) -> list[int]:
             if _in_status_context(spaced, m.start(), m.end())
         ]
     return unique(code for _, code in sorted(found, key=lambda pair: pair[0]))
+
+
+#: Reason phrases that are HTTP jargon however they are written ("an internal server error
+#: from the POS backend"); the others are also plain English ("gone", "conflict", "not found").
+PROSE_STATUS_PHRASES = frozenset(
+    {
+        "bad request",
+        "request timeout",
+        "unprocessable entity",
+        "too many requests",
+        "internal server error",
+        "bad gateway",
+        "service unavailable",
+        "gateway timeout",
+    }
+)
+#: Just before a reason phrase, what marks it as an HTTP status in prose ("HTTP 410 Gone").
+_STATUS_MARK_RE = re.compile(r"(?:\bhttp|\bstatus|\b[45]\d\d)\W{0,3}$", re.IGNORECASE)
+
+
+def _written_as_status(text: str, match: re.Match[str]) -> bool:
+    """Whether a reason phrase in prose reads as a status, not as a plain word.
+
+    "fridge temps gone", "after the sync conflict" and "not found in reconciliation" are
+    English; "Service Unavailable" in capitals, or a phrase after ``HTTP``, ``status`` or a
+    4xx/5xx number, is a status, and so is HTTP jargon (``PROSE_STATUS_PHRASES``).
+    """
+    phrase = match.group(1)
+    if phrase.lower() in PROSE_STATUS_PHRASES or all(w[:1].isupper() for w in phrase.split()):
+        return True
+    return bool(_STATUS_MARK_RE.search(text[max(0, match.start() - 16) : match.start()]))
 
 
 #: Words after which a bare number in a log line reads as an HTTP status.
