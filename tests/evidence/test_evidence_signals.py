@@ -166,3 +166,11 @@ def test_a_code_a_log_line_mentions_in_prose_is_only_a_hint() -> None:
     )
     sources = {o.value: o.source for o in observed.of(CODE)}
     assert sources == {"CO-500": MESSAGE, "PAY-408": "log"}
+
+
+def test_an_alertmanager_title_as_the_message_is_a_record() -> None:
+    title = "[FIRING:2] HighErrorRate (job=plu code=503 severity=page) error ratio 0.31"
+    items = {i.id: i for i in incident_texts({"message": title})}
+    assert items["incident:message"].source != MESSAGE
+    prose = {i.id: i for i in incident_texts({"message": "plu lookups fail, 503"})}
+    assert prose["incident:message"].source == MESSAGE

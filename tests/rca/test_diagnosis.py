@@ -316,3 +316,17 @@ def test_another_file_without_the_familys_function_still_contradicts(chunks: Any
         ).candidates
     )
     assert "file" in kinds(found["CO-500"].contradicted)
+
+
+def test_an_alert_title_supports_its_family_like_a_record(chunks: Any) -> None:
+    incident = {
+        "event": "HighErrorRate",
+        "message": "[FIRING:2] HighErrorRate (job=plu code=503 severity=page) error ratio 0.31",
+    }
+    # Similarity below PROSE_MIN_SIMILARITY: the reporter's words alone would not answer.
+    diagnosis = diagnose(
+        incident, docs(chunks, ("POS-503-PLU", 0.46)), retrieval_low_confidence=False
+    )
+    leading = diagnosis.leading
+    assert leading is not None and leading.key == "POS-503-PLU"
+    assert {"service", "status"} <= kinds(leading.confirmed)

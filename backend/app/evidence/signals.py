@@ -56,6 +56,8 @@ PHRASE = "phrase"
 
 #: Where an observation came from; ``message`` is the reporter's own words (prose).
 FIELD, MESSAGE, STACK, LOG, COLLECTED = "field", "message", "stack", "log", "collected"
+#: The start of an Alertmanager notification title: ``[FIRING:2] HighErrorRate (job=plu …)``.
+ALERT_TITLE_RE = re.compile(r"\s*\[(?:FIRING|RESOLVED)(?::\d+)?\]")
 
 _PHRASE_TO_STATUS = {
     s.phrase.lower(): s.value for s in HTTPStatus if 400 <= s.value < 600 and s.phrase
@@ -336,7 +338,10 @@ def incident_texts(
             items.append(EvidenceText(f"incident:{name}", value, FIELD))
     message = str(incident.get("message") or "").strip()
     if message:
-        items.append(EvidenceText("incident:message", message, MESSAGE))
+        # An Alertmanager title pasted as the message is written by a machine: its labels
+        # (``job=plu code=503``) are a record, not the reporter's words.
+        source = LOG if ALERT_TITLE_RE.match(message) else MESSAGE
+        items.append(EvidenceText("incident:message", message, source))
     for number, line in enumerate(str(incident.get("stack_trace") or "").splitlines(), start=1):
         if line.strip():
             items.append(EvidenceText(f"incident:stack:{number}", line.rstrip(), STACK))

@@ -44,6 +44,7 @@ from app.evidence.signals import (
     EXCEPTION,
     FILE,
     IDENTIFIER,
+    MESSAGE,
     PATH,
     PHRASE,
     SERVICE,
@@ -259,13 +260,12 @@ def diagnose(
 PROSE_MIN_SIMILARITY = 0.5
 
 
-def _evidence_enough(cand: Candidate) -> bool:
-    """Confirmed by a record (field, stack, log, collected item), or prose with fair similarity."""
-    records = any(
-        not (i == "incident:message" or i.startswith("incident:note:"))
-        for h in cand.confirmed
-        for i in h.evidence_ids
-    )
+def _evidence_enough(cand: Candidate, prose: frozenset[str]) -> bool:
+    """Confirmed by a record (field, stack, log, collected item), or prose with fair similarity.
+
+    ``prose`` holds the ids of the reporter's own words (message, notes).
+    """
+    records = any(i not in prose for h in cand.confirmed for i in h.evidence_ids)
     return records or cand.similarity >= PROSE_MIN_SIMILARITY
 
 
@@ -278,7 +278,8 @@ def _decide(
     if not offered:
         service = observed.service or observed.inferred_service or "this system"
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({service})", retrieval_low_confidence)
-    supported = [c for c in offered if c.supported and _evidence_enough(c)]
+    prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
+    supported = [c for c in offered if c.supported and _evidence_enough(c, prose)]
     if supported:
         best = supported[0]
         # The best supported candidate leads, even when an unsupported one scored higher.
