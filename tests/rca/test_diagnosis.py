@@ -330,3 +330,27 @@ def test_an_alert_title_supports_its_family_like_a_record(chunks: Any) -> None:
     leading = diagnosis.leading
     assert leading is not None and leading.key == "POS-503-PLU"
     assert {"service", "status"} <= kinds(leading.confirmed)
+
+
+def test_band_two_failures_in_separate_records_are_not_high(chunks: Any) -> None:
+    from app.rca.confidence import diagnosis_band
+    from app.rca.schema import ConfidenceBand
+
+    amount_line = "ERROR sale rejected 422: total 12.10 does not equal sum of lines 12.01"
+    plu_line = "WARN  plu-service GET /plu/v1/prices/4410 -> 503"
+    pairs = (("POS-422-AMOUNT", 0.72), ("POS-503-PLU", 0.64))
+    alone = diagnose(
+        {"message": "tills misbehaving", "service": "pos-api", "logs": [amount_line]},
+        docs(chunks, *pairs),
+        retrieval_low_confidence=False,
+    )
+    assert alone.leading is not None and alone.leading.key == "POS-422-AMOUNT"
+    assert diagnosis_band(alone) is ConfidenceBand.HIGH
+    both = diagnose(
+        {"message": "tills misbehaving", "service": "pos-api", "logs": [amount_line, plu_line]},
+        docs(chunks, *pairs),
+        retrieval_low_confidence=False,
+    )
+    rival = by_code(both.candidates)["POS-503-PLU"]
+    assert both.leading is not None and both.leading.key == "POS-422-AMOUNT" and rival.supported
+    assert diagnosis_band(both) is ConfidenceBand.MEDIUM

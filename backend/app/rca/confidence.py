@@ -6,7 +6,8 @@ the margin to the runner-up.
 
 - ``insufficient``: the diagnosis abstained;
 - ``high``: nothing contradicts the leading family, its score leads the best other offered
-  candidate by at least ``high_margin``, not every confirmation is the reporter's prose
+  candidate by at least ``high_margin``, no other supported family rests on records the leading
+  one does not cite (two failures in view), not every confirmation is the reporter's prose
   (message or notes), and either the error code from the ``error_code`` field, a stack line or
   collected evidence confirms it, or at least ``high_specific`` confirmations from non-routine
   evidence do: distinct kinds of specific signal (service, path, file, identifier, exception,
@@ -33,9 +34,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.evidence.signals import SERVICE
-from app.rca.candidates import SPECIFIC_KINDS
+from app.evidence.signals import SERVICE, STATUS
+from app.rca.candidates import SPECIFIC_KINDS, Candidate
 from app.rca.schema import ConfidenceBand
+
+#: The exact expected status, the kind a rival's own failure shows as.
+STATUS_KINDS = frozenset({STATUS})
 
 if TYPE_CHECKING:
     from app.rca.diagnosis import Diagnosis
@@ -146,6 +150,7 @@ def diagnosis_band(
     if (
         margin >= thresholds.high_margin
         and not prose_only
+        and not _rival_in_other_records(diagnosis)
         and (code_in_record or (specific and confirmations >= thresholds.high_specific))
     ):
         return ConfidenceBand.HIGH
@@ -158,6 +163,32 @@ def diagnosis_band(
     ):
         return ConfidenceBand.MEDIUM
     return ConfidenceBand.LOW
+
+
+def _rival_in_other_records(diagnosis: Diagnosis) -> bool:
+    """Whether another supported family shows its own failure in records the leader does not cite.
+
+    That is its exact expected status and a specific signal, both from records the leading
+    family does not cite: the incident then shows two failures (an amount-mismatch 422 on one
+    line, a PLU 503 on another) and the leader may be the wrong one, so it is not ``high``.
+    """
+    leading = diagnosis.leading
+    if leading is None:
+        return False
+    cited = {i for h in leading.confirmed for i in h.evidence_ids}
+
+    def own(kinds: frozenset[str], rival: Candidate) -> bool:
+        return any(
+            h.kind in kinds and not h.weak and not is_prose(i) and i not in cited
+            for h in rival.confirmed
+            for i in h.evidence_ids
+        )
+
+    return any(
+        own(STATUS_KINDS, c) and own(SPECIFIC_KINDS, c)
+        for c in diagnosis.candidates
+        if c is not leading and c.supported
+    )
 
 
 def is_prose(evidence_id: str) -> bool:
