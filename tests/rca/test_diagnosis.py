@@ -354,3 +354,33 @@ def test_band_two_failures_in_separate_records_are_not_high(chunks: Any) -> None
     rival = by_code(both.candidates)["POS-503-PLU"]
     assert both.leading is not None and both.leading.key == "POS-422-AMOUNT" and rival.supported
     assert diagnosis_band(both) is ConfidenceBand.MEDIUM
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "inventory-service looks fine, it is the price lookups at the tills that fail",
+        "inventory-service is still healthy; price lookups at the tills fail",
+        "not inventory-service this time: price lookups at the tills fail",
+    ],
+)
+def test_a_service_the_reporter_rules_out_is_not_a_mention(chunks: Any, message: str) -> None:
+    from app.evidence.signals import incident_texts
+    from app.rca.matching import mentions
+
+    item = next(i for i in incident_texts({"message": message}) if i.id == "incident:message")
+    assert not mentions(item, "inventory-service")
+    plain = next(
+        i
+        for i in incident_texts({"message": "inventory-service fails"})
+        if i.id == "incident:message"
+    )
+    assert mentions(plain, "inventory-service")
+    found = by_code(
+        diagnose(
+            {"message": message},
+            docs(chunks, ("INV-503", 0.7), ("POS-503-PLU", 0.67)),
+            retrieval_low_confidence=False,
+        ).candidates
+    )
+    assert "service" not in kinds(found["INV-503"].confirmed)

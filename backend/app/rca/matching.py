@@ -102,14 +102,37 @@ def mentions(item: EvidenceText, name: str) -> bool:
     """Whether a piece of evidence names the service ``name``.
 
     The reporter's prose counts only for hyphenated names (``pos-api``): ``checkout`` or
-    ``payments`` in a sentence is a word, not a system. Path segments do not count.
+    ``payments`` in a sentence is a word, not a system; and not where it names the service to
+    rule it out ("pos-api is healthy", "not pos-api"). Path segments do not count.
     """
     if item.id == "incident:service":
         return service_name(item.text) == name
     if item.source == MESSAGE and "-" not in name:
         return False
     text = item.text.lower()
+    if item.source == MESSAGE:
+        # "inventory-service looks fine, the price lookups fail": named to rule it out.
+        return any(not _ruled_out(text, m) for m in _name_re(name).finditer(text))
     return bool(_name_re(name).search(text)) or name in url_hosts(text)
+
+
+#: After a service named in prose: it is said to be well ("is fine", "looks healthy").
+_WELL_AFTER_RE = re.compile(
+    r"(?:'s|\s+(?:is|are|looks|seems|was|stays|remains))\s+(?:\w+\s+)?"
+    r"(?:fine|healthy|ok|okay|up|green|unaffected|normal|good|working)\b"
+)
+#: Before a service named in prose: it is denied ("not pos-api", "nothing wrong with pos-api").
+_DENIED_BEFORE_RE = re.compile(
+    r"(?:\bnot|n't|\bno issues? with|\bnothing wrong with)\s+(?:the\s+)?$"
+)
+
+
+def _ruled_out(text: str, match: re.Match[str]) -> bool:
+    """Whether the reporter names a service only to say it is not the one failing."""
+    return bool(
+        _WELL_AFTER_RE.match(text, match.end())
+        or _DENIED_BEFORE_RE.search(text[max(0, match.start() - 24) : match.start()])
+    )
 
 
 def is_neighbour(service: str, doc_text_words: set[str]) -> bool:
