@@ -107,7 +107,7 @@ class Lexicon(Mapping[str, int]):
     @cached_property
     def stems(self) -> frozenset[str]:
         """The English stems of the words, computed once per lexicon."""
-        return stems_of(frozenset(self._counts))
+        return frozenset(stem(word) for word in self._counts)
 
     def near(self, word: str, limit: int) -> Iterator[tuple[str, int]]:
         """Words with ``word``'s first letter whose length is within ``limit`` of its length."""
@@ -124,7 +124,7 @@ def model_words(tokenizer_path: Path) -> frozenset[str]:
 
 @lru_cache(maxsize=8)
 def stems_of(words: frozenset[str]) -> frozenset[str]:
-    """The English stems of ``words`` (cached: the model's vocabulary is stemmed once)."""
+    """The English stems of ``words`` (cached: the model vocabulary is stemmed once)."""
     return frozenset(stem(word) for word in words)
 
 
