@@ -70,6 +70,17 @@ def test_score_documents_scores_the_docs_asked_for(index: KeywordIndex) -> None:
     assert KeywordIndex().score_documents("payment", ["a"]) == {}
 
 
+def test_one_shared_word_covers_nothing_of_a_longer_query() -> None:
+    inventory = KnowledgeChunk("inv", "The inventory service is down or its pool is exhausted.", {})
+    tills = KnowledgeChunk("pos", "Tills reject sales; tills show an error.", {})
+    index = KeywordIndex([inventory, tills, KnowledgeChunk("x", "Unrelated words here.", {})])
+    # "down" is the inventory entry's only word in common with the query: no coverage.
+    assert index.score_documents("tills down", ["inv"])["inv"].coverage == 0.0
+    assert index.score_documents("inventory down", ["inv"])["inv"].coverage == pytest.approx(1.0)
+    # A one-word query needs only its word.
+    assert index.score_documents("down", ["inv"])["inv"].coverage == pytest.approx(1.0)
+
+
 def test_document_coverage_is_the_share_of_the_docs_own_words_in_the_query() -> None:
     template = KnowledgeChunk("get", '<*> "GET <*>" status: <*> len: <*> time: <*>.<*>', {})
     other = KnowledgeChunk("post", '<*> "POST <*>" status: <*> len: <*> time: <*>.<*>', {})

@@ -14,7 +14,9 @@ chunk's own word weight the query contains — scores on a fixed 0-1 scale that 
 floor can compare (``app.rag.gates``). A log line carries its template's every word plus values
 and context the template does not name, so its coverage of the template can be low while the
 template's coverage by the line is whole. Query tokens with a digit that the index has never seen
-(ids, counters, addresses) are left out of coverage: such values differ in every incident.
+(ids, counters, addresses) are left out of coverage: such values differ in every incident. A
+chunk that shares a single word with a longer query covers none of it: "tills down" and the
+inventory entry share only "down".
 
 Windows of long documents (``app.rag.windows``) are not indexed: BM25 scores the document they
 cut, whose term counts and length are the whole text's.
@@ -41,6 +43,9 @@ logger = logging.getLogger(__name__)
 #: Extra copies of a chunk's own ``error_code`` token (field weighting, like repeating a title):
 #: an entry that merely mentions another code, as a contrast, must not outrank that code's entry.
 CODE_FIELD_REPEATS = 2
+#: Distinct query tokens a chunk must share for its coverage of the query to count (fewer when
+#: the query has fewer).
+MIN_SHARED_TOKENS = 2
 #: Recent queries whose tokens and BM25 score arrays an index keeps: a request ranks the top
 #: hits and then scores the other leg's candidates with the same query.
 QUERY_SCORE_CACHE = 16
@@ -236,7 +241,9 @@ def _coverage(
     indptr, indices = matrix["indptr"], matrix["indices"]
     wanted = np.asarray(docs, dtype=np.int64)
     matched = np.zeros(len(docs), dtype=np.float64)
+    shared = np.zeros(len(docs), dtype=np.int64)
     weight = 0.0
+    counted = 0
     for token in dict.fromkeys(tokens):
         column = vocab.get(token)
         if column is None:
@@ -249,9 +256,15 @@ def _coverage(
             frequency = float(len(holders))
         idf = float(_idf(frequency, total_docs))
         weight += idf
+        counted += 1
         if len(holders):
-            matched += idf * np.isin(wanted, holders)
+            held = np.isin(wanted, holders)
+            matched += idf * held
+            shared += held
     own = snapshot.weights[wanted]
     document = np.divide(matched, own, out=np.zeros_like(matched), where=own > 0)
     coverage = matched / weight if weight > 0.0 else np.zeros_like(matched)
+    # One shared word is not evidence of a system: "tills down" holds a third of the inventory
+    # entry's query weight through "down" alone.
+    coverage[shared < min(MIN_SHARED_TOKENS, counted)] = 0.0
     return [float(v) for v in coverage], [float(min(1.0, v)) for v in document]
