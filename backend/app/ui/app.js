@@ -193,7 +193,10 @@ document.addEventListener("visibilitychange", () => {
 // ----- keyboard -------------------------------------------------------------------------------
 
 async function step(direction) {
-  const current = route.name === "incident" ? route.id : null;
+  // Read the hash, not `route`: a key pressed right after the last step can arrive before
+  // that step's hashchange has updated `route`, and would then step from the stale row.
+  const shown = parseRoute(location.hash);
+  const current = shown.name === "incident" ? shown.id : null;
   let id = inbox.neighbour(current, direction);
   if (!id && direction > 0 && inbox.nextCursor) {
     await inbox.loadMore();
