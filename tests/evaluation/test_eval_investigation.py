@@ -99,3 +99,16 @@ def test_collection_decides_where_the_alert_text_alone_does_not(tmp_path: Path) 
     table = format_investigation(report)
     assert "with collection" in table
     assert "without collection" in table
+
+
+def test_a_flat_error_ratio_behind_the_alert_is_an_abstention(tmp_path: Path) -> None:
+    missing = missing_binaries()
+    if missing:
+        skip_or_fail(f"{', '.join(missing)} not installed (apt-get install prometheus)")
+    scenarios = load_scenarios(SCENARIOS, only=("09_checkout_errors",))
+    row = run_investigation(scenarios, make_settings(tmp_path))["scenarios"]["09_checkout_errors"]
+    assert row["expected"] is None
+    # The measured 5xx ratio stayed flat: nothing to explain, so the RCA abstains ...
+    assert row["with"]["abstained"] and row["with"]["correct"], row
+    # ... while the alert text alone still names a family.
+    assert not row["without"]["abstained"], row

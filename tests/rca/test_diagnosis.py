@@ -384,3 +384,37 @@ def test_a_service_the_reporter_rules_out_is_not_a_mention(chunks: Any, message:
         ).candidates
     )
     assert "service" not in kinds(found["INV-503"].confirmed)
+
+
+def flat_ratio(trend: str) -> dict[str, Any]:
+    return {
+        "id": "prom:aaaaaaaaaa",
+        "source": "prometheus",
+        "kind": "metric",
+        "summary": f"5xx ratio of checkout-service {trend}",
+        "facts": {"template": "error_ratio", "trend": trend},
+    }
+
+
+def test_a_flat_error_ratio_with_only_a_neighbour_hint_abstains(chunks: Any) -> None:
+    incident = {
+        "event": "HighErrorRate",
+        "service": "checkout-service",
+        "message": "[FIRING:1] HighErrorRate checkout-service: error rate above 5% for 5m",
+    }
+    pairs = (("CO-500", 0.55), ("PAY-408", 0.5))
+    flat = diagnose(
+        incident,
+        docs(chunks, *pairs),
+        retrieval_low_confidence=False,
+        collected=[flat_ratio("flat")],
+    )
+    assert flat.abstained and "stayed flat" in flat.reason
+    rising = diagnose(
+        incident,
+        docs(chunks, *pairs),
+        retrieval_low_confidence=False,
+        collected=[flat_ratio("rising")],
+    )
+    assert not rising.abstained and rising.leading is not None
+    assert rising.leading.key == "CO-500"

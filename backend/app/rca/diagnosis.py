@@ -29,7 +29,8 @@ candidate when it has confirmed support and no contradiction (support from the r
 prose alone needs similarity >= ``PROSE_MIN_SIMILARITY``); with retrieval similarity alone
 when the incident shows nothing either way and the retrieval gate passed; otherwise abstain
 (``similar symptoms in a system the knowledge base does not cover``) -- even when similarity
-cleared the floor.
+cleared the floor. A collected 5xx ratio measured flat, with nothing but weak confirmations for
+any family, also abstains: there is no failure in view to explain.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from app.evidence.signals import (
     observe_incident,
     words,
 )
+from app.evidence.sources.signals import STATUS_FLAT
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
 from app.rca.matching import (
     WEAK_STRENGTH,
@@ -93,6 +95,7 @@ COMPONENT_KINDS = frozenset({SERVICE, PATH, FILE, IDENTIFIER})
 NOT_COVERED = "similar symptoms in a system the knowledge base does not cover"
 NO_HISTORY = "no similar history in the knowledge base"
 NO_SUPPORT = "no candidate has confirmed, uncontradicted support in the incident's evidence"
+NO_FAILURE = "the measured error ratio stayed flat and no evidence shows a failure"
 
 
 @dataclass
@@ -280,6 +283,12 @@ def _decide(
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({service})", retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     supported = [c for c in offered if c.supported and _evidence_enough(c, prose)]
+    flat = bool(observed.of(STATUS_FLAT))
+    if flat and not any(not h.weak for c in supported for h in c.confirmed):
+        # The measured error ratio stayed flat and nothing but a weak hint confirms a family:
+        # there is no failure in view to explain, so neither a neighbour nor similarity may
+        # name one.
+        return Diagnosis(candidates, True, NO_FAILURE, retrieval_low_confidence)
     if supported:
         best = supported[0]
         # The best supported candidate leads, even when an unsupported one scored higher.
