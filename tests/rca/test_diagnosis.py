@@ -376,6 +376,12 @@ def test_a_service_the_reporter_rules_out_is_not_a_mention(chunks: Any, message:
         if i.id == "incident:message"
     )
     assert mentions(plain, "inventory-service")
+    url = next(
+        i
+        for i in incident_texts({"message": "GET http://inventory-service:8080/v1/stock -> 503"})
+        if i.id == "incident:message"
+    )
+    assert mentions(url, "inventory-service")  # a URL's host names the service in prose too
     found = by_code(
         diagnose(
             {"message": message},

@@ -110,10 +110,12 @@ def mentions(item: EvidenceText, name: str) -> bool:
     if item.source == MESSAGE and "-" not in name:
         return False
     text = item.text.lower()
+    if name in url_hosts(text):
+        return True
     if item.source == MESSAGE:
         # "inventory-service looks fine, the price lookups fail": named to rule it out.
         return any(not _ruled_out(text, m) for m in _name_re(name).finditer(text))
-    return bool(_name_re(name).search(text)) or name in url_hosts(text)
+    return bool(_name_re(name).search(text))
 
 
 #: After a service named in prose: it is said to be well ("is fine", "looks healthy").
