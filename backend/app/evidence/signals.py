@@ -57,7 +57,7 @@ PHRASE = "phrase"
 #: Where an observation came from; ``message`` is the reporter's own words (prose).
 FIELD, MESSAGE, STACK, LOG, COLLECTED = "field", "message", "stack", "log", "collected"
 #: The start of an Alertmanager notification title: ``[FIRING:2] HighErrorRate (job=plu …)``.
-ALERT_TITLE_RE = re.compile(r"\s*\[(?:FIRING|RESOLVED)(?::\d+)?\]")
+ALERT_TITLE_RE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?\]")
 
 _PHRASE_TO_STATUS = {
     s.phrase.lower(): s.value for s in HTTPStatus if 400 <= s.value < 600 and s.phrase

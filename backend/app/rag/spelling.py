@@ -44,21 +44,7 @@ AFFIXED_ROOT = 5
 #: Derivational suffixes a real word may carry after a known word ("executor", "gangrenous").
 SUFFIXES = ("ity", "ous", "ly", "or")
 #: Prefixes a real word may carry in front of a known word ("uncultured", "remolding").
-PREFIXES = (
-    "anti",
-    "dis",
-    "inter",
-    "mis",
-    "non",
-    "over",
-    "pre",
-    "sub",
-    "under",
-    "co",
-    "de",
-    "re",
-    "un",
-)
+PREFIXES = tuple("anti dis inter mis non over pre sub under co de re un".split())
 #: Words up to this many letters get one edit; longer words two.
 SHORT_WORD = 6
 

@@ -31,15 +31,13 @@ Thresholds are tuned on the domain eval (``rca eval incidents``) and recorded in
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.evidence.signals import SERVICE, STATUS
 from app.rca.candidates import SPECIFIC_KINDS, Candidate
 from app.rca.schema import ConfidenceBand
-
-#: The exact expected status, the kind a rival's own failure shows as.
-STATUS_KINDS = frozenset({STATUS})
 
 if TYPE_CHECKING:
     from app.rca.diagnosis import Diagnosis
@@ -177,7 +175,7 @@ def _rival_in_other_records(diagnosis: Diagnosis) -> bool:
         return False
     cited = {i for h in leading.confirmed for i in h.evidence_ids}
 
-    def own(kinds: frozenset[str], rival: Candidate) -> bool:
+    def own(kinds: Collection[str], rival: Candidate) -> bool:
         return any(
             h.kind in kinds and not h.weak and not is_prose(i) and i not in cited
             for h in rival.confirmed
@@ -185,7 +183,7 @@ def _rival_in_other_records(diagnosis: Diagnosis) -> bool:
         )
 
     return any(
-        own(STATUS_KINDS, c) and own(SPECIFIC_KINDS, c)
+        own({STATUS}, c) and own(SPECIFIC_KINDS, c)
         for c in diagnosis.candidates
         if c is not leading and c.supported
     )
