@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import chromadb
 from fastapi.testclient import TestClient
 from tests.helpers import make_settings
 
+from app.core.config import PROJECT_ROOT
 from app.main import create_app
 from app.rag.history import history_text, learned_code
 from app.sample_app import crash_checkout
+
+
+def checkout_crash() -> dict[str, Any]:
+    """The sample crash with the checkout's folder written as a fixed path.
+
+    The trace names the sample app's file by its absolute path, which is embedded with the
+    query; the similarity asserted below must not depend on where the repository is cloned.
+    """
+    incident = crash_checkout()
+    incident["stack_trace"] = incident["stack_trace"].replace(str(PROJECT_ROOT), "/srv/shop")
+    return incident
 
 
 def test_history_text_and_code_come_from_the_final_rca() -> None:
@@ -28,14 +41,14 @@ def test_history_text_and_code_come_from_the_final_rca() -> None:
 def test_second_occurrence_retrieves_the_first_approved_rca(tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
     with TestClient(create_app(settings)) as client:
-        first = client.post("/api/incidents", json=crash_checkout()).json()
+        first = client.post("/api/incidents", json=checkout_crash()).json()
         assert first["similar_past_incidents"] == []
         edited = {**first["rca"], "summary": "Free-sample baskets divide the discount by zero."}
         client.post(
             f"/api/incidents/{first['id']}/decision",
             json={"action": "edit", "reviewer": "ana", "rca": edited},
         )
-        second = client.post("/api/incidents", json=crash_checkout()).json()
+        second = client.post("/api/incidents", json=checkout_crash()).json()
         (past,) = second["similar_past_incidents"]
         assert past["incident_id"] == first["id"]
         assert past["error_code"] == "CO-500"
@@ -57,5 +70,5 @@ def test_second_occurrence_retrieves_the_first_approved_rca(tmp_path: Path) -> N
     # A new process starts with an empty in-memory history; it is rebuilt from the approvals.
     chromadb.EphemeralClient().delete_collection(settings.history_collection)
     with TestClient(create_app(settings)) as client:
-        third = client.post("/api/incidents", json=crash_checkout()).json()
+        third = client.post("/api/incidents", json=checkout_crash()).json()
         assert first["id"] in {p["incident_id"] for p in third["similar_past_incidents"]}
