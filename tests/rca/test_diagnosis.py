@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from app.rag.ingest import KnowledgeChunk, load_error_docs
+from app.rag.signals import read_signals
 from app.rca.diagnosis import NOT_COVERED, Candidate, diagnose
 
 KNOWLEDGE = Path(__file__).resolve().parents[2] / "data" / "knowledge" / "error_docs.txt"
@@ -424,3 +425,122 @@ def test_a_flat_error_ratio_with_only_a_neighbour_hint_abstains(chunks: Any) -> 
     )
     assert not rising.abstained and rising.leading is not None
     assert rising.leading.key == "CO-500"
+
+
+def test_a_neighbour_is_named_after_a_relation_in_the_component_line(chunks: Any) -> None:
+    from app.rca.matching import is_neighbour, neighbour_words
+
+    def neighbours(code: str) -> set[str]:
+        return neighbour_words(docs(chunks, (code, 0.5)))
+
+    assert is_neighbour("checkout-service", neighbours("PAY-408"))  # "called by checkout"
+    assert is_neighbour("api-gateway", neighbours("CH-502"))  # "behind the API gateway"
+    assert is_neighbour("pos-api", neighbours("POS-503-PLU"))  # "used by the POS API"
+    # Words elsewhere in the doc are not neighbours: "network path" (PAY-408's cause), "no card
+    # or payment traffic" (CH-502's evidence), "till checkout endpoint" (POS-500's own name).
+    assert not is_neighbour("network", neighbours("PAY-408"))
+    assert not is_neighbour("payment-service", neighbours("CH-502"))
+    assert not is_neighbour("checkout-service", neighbours("POS-500-CHECKOUT"))
+    # A runbook without a Component line offers all of its words.
+    runbook = [{"id": "rb", "content": "Queue workers behind the broker stall", "metadata": {}}]
+    assert is_neighbour("broker", neighbour_words(runbook))
+
+
+def test_the_web_shop_checkout_service_is_not_a_neighbour_of_the_till_family(chunks: Any) -> None:
+    diagnosis = diagnose(
+        {"message": "HTTP 500 on the final purchase step", "service": "checkout-service"},
+        docs(chunks, ("POS-500-CHECKOUT", 0.49), ("CO-500", 0.35)),
+        retrieval_low_confidence=False,
+    )
+    found = by_code(diagnosis.candidates)
+    assert not found["POS-500-CHECKOUT"].offered
+    assert diagnosis.leading is not None and diagnosis.leading.key == "CO-500"
+
+
+def test_a_status_the_doc_contrasts_with_contradicts_the_family(chunks: Any) -> None:
+    signals = read_signals(chunks["PAY-408"].metadata)
+    assert signals["contrast_statuses"] == ["502"]  # "unlike a 502 where it answers with an error"
+    # A hedge is not a contrast: "a 502 alone does not prove this" still expects the 502.
+    assert read_signals(chunks["CH-502"].metadata)["contrast_statuses"] == []
+    diagnosis = diagnose(
+        {
+            "message": "payment provider answering 502 bad gateway for online card payments",
+            "service": "payment-service",
+        },
+        docs(chunks, ("POS-502-CARD", 0.7), ("PAY-408", 0.6)),
+        retrieval_low_confidence=False,
+    )
+    pay = by_code(diagnosis.candidates)["PAY-408"]
+    assert "status_class" in kinds(pay.contradicted) and not pay.supported
+    assert not by_code(diagnosis.candidates)["POS-502-CARD"].offered  # payment-service: no caller
+    assert diagnosis.abstained
+    timeout = diagnose(
+        {"message": "payments fail with 504 after 30 s", "service": "payment-service"},
+        docs(chunks, ("PAY-408", 0.6)),
+        retrieval_low_confidence=False,
+    )
+    assert timeout.leading is not None and timeout.leading.key == "PAY-408"
+
+
+def test_a_file_the_doc_names_as_another_systems_contradicts_the_family(chunks: Any) -> None:
+    assert read_signals(chunks["POS-500-CHECKOUT"].metadata)["contrast_files"] == [
+        "checkout_service.py"
+    ]
+    incident = {
+        "message": "webshop checkout 500s, not sure why",
+        "service": "checkout",
+        "logs": [
+            "ERROR POST /checkout 500",
+            "ERROR KeyError: 'shipping_address'",
+            '  File "/srv/app/checkout_service.py", line 88, in build_order',
+        ],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("POS-500-CHECKOUT", 0.58), ("CO-500", 0.55)),
+        retrieval_low_confidence=False,
+    )
+    found = by_code(diagnosis.candidates)
+    assert "file" in kinds(found["POS-500-CHECKOUT"].contradicted)
+    assert not found["CO-500"].supported  # the web shop's file, but not its ZeroDivisionError
+    assert diagnosis.abstained
+
+
+def test_only_weak_confirmations_need_fair_similarity(chunks: Any) -> None:
+    incident = {
+        "message": "something feels off in store 3 today",
+        "logs": ["loyalty-service WARN  latency 900ms", "pos-api INFO  till 2 opened"],
+    }
+    quiet = diagnose(
+        incident, docs(chunks, ("POS-500-CHECKOUT", 0.45)), retrieval_low_confidence=False
+    )
+    assert quiet.abstained
+    close = diagnose(
+        incident, docs(chunks, ("POS-500-CHECKOUT", 0.55)), retrieval_low_confidence=False
+    )
+    assert not close.abstained
+
+
+def test_a_service_the_reporter_rules_out_contradicts_unless_a_record_shows_it(
+    chunks: Any,
+) -> None:
+    pairs = (("POS-500-CHECKOUT", 0.71), ("CO-500", 0.56))
+    ruled_out = diagnose(
+        {"message": "pos-api is healthy, it's the web shop: POST /checkout throws HTTP 500"},
+        docs(chunks, *pairs),
+        retrieval_low_confidence=False,
+    )
+    pos = by_code(ruled_out.candidates)["POS-500-CHECKOUT"]
+    assert "service" in kinds(pos.contradicted)
+    assert ruled_out.leading is not None and ruled_out.leading.key == "CO-500"
+    # The reporter is wrong and a record shows the till endpoint failing: the record wins.
+    shown = diagnose(
+        {
+            "message": "pos-api is healthy, must be the web shop",
+            "logs": ["pos-api ERROR POST /pos/v1/checkout 500 NullPointerException"],
+        },
+        docs(chunks, *pairs),
+        retrieval_low_confidence=False,
+    )
+    assert shown.leading is not None and shown.leading.key == "POS-500-CHECKOUT"
+    assert "service" not in kinds(by_code(shown.candidates)["POS-500-CHECKOUT"].contradicted)

@@ -15,7 +15,12 @@ no table or code per family, so a new entry gets its signals with no code change
 A clause that contrasts the family with something else says what the family is *not*: one
 with a negation (``unlike a 502``, ``not the POS till API``, ``no card traffic``) or naming
 another error code (``CO-500 is the online checkout_service.py``) gives no signals. Quoted
-text is protected first, so ``"total does not equal …"`` stays a phrase.
+text is protected first, so ``"total does not equal …"`` stays a phrase. Where the contrast
+is explicit -- ``unlike``, ``differs from``, ``rather than``, ``instead of``, or another
+family's code -- the statuses and files it names are kept as ``contrast_statuses`` and
+``contrast_files``: seeing them speaks *against* the family (``unlike a 502`` in the timeout
+family; ``checkout_service.py`` in the till family, which names it as the web shop's file).
+A bare negation is not such a contrast: "a 502 alone does not prove this" still expects a 502.
 
 The result is stored with the chunk as JSON in the ``signals`` metadata key (Chroma metadata
 values are scalars), so it is deterministic, versioned with the chunk and visible in
@@ -54,6 +59,8 @@ KINDS = (
     "files",
     "identifiers",
     "phrases",
+    "contrast_statuses",
+    "contrast_files",
 )
 METADATA_KEY = "signals"
 _QUOTED_RE = re.compile(r"[\"“”]([^\"“”\n]{2,120})[\"“”]")
@@ -68,6 +75,10 @@ _CLAUSE_SPLIT_RE = re.compile(r"[;,()]|\.(?=\s|$)|\n|\b(?:because|but|whereas|wh
 _CONTRAST_RE = re.compile(
     r"\b(?:unlike|not|no|never|rather than|instead of|differs? from|apart from|except)\b",
     re.IGNORECASE,
+)
+#: A contrast that names what the family is set against (not a hedge such as "does not prove").
+_EXPLICIT_CONTRAST_RE = re.compile(
+    r"\b(?:unlike|rather than|instead of|differs? from)\b", re.IGNORECASE
 )
 #: A clause giving examples (``NullPointerException, KeyError or similar``): its exceptions
 #: confirm the family when seen, but another exception does not contradict it.
@@ -121,6 +132,7 @@ def derive_signals(
     """
     raw = "\n".join(fields.get(name, "") for name in SIGNAL_FIELDS if fields.get(name))
     text = own_clauses(raw, fields.get("Code", ""))
+    contrast = contrast_clauses(raw, fields.get("Code", ""))
     quoted = [q.strip() for q in _QUOTED_RE.findall(text)]
     found_statuses = [str(s) for s in statuses(text)]
     examples = [
@@ -140,6 +152,10 @@ def derive_signals(
         "identifiers": identifiers(text),
         "phrases": unique(q for q in quoted if exception_types(q) != [q] and q.strip()),
     }
+    signals["contrast_statuses"] = [
+        str(v) for v in statuses(contrast) if str(v) not in found_statuses
+    ]
+    signals["contrast_files"] = [f for f in files(contrast) if f not in signals["files"]]
     for kind, values in (declared or {}).items():
         if kind in signals:
             signals[kind] = unique([*signals[kind], *(str(v) for v in values)])
@@ -158,6 +174,19 @@ def own_clauses(text: str, own_code: str = "") -> str:
     Returns:
         The remaining clauses, one per line, quoted strings intact.
     """
+    return _clauses(text, own_code, contrasting=False)
+
+
+def contrast_clauses(text: str, own_code: str = "") -> str:
+    """The clauses of ``text`` that set the family explicitly against something else.
+
+    ``unlike a 502 where it answers with an error``, ``CO-500 is the online
+    checkout_service.py``: an explicit contrast word or another family's code.
+    """
+    return _clauses(text, own_code, contrasting=True)
+
+
+def _clauses(text: str, own_code: str, *, contrasting: bool) -> str:
     quotes: list[str] = []
 
     def protect(match: re.Match[str]) -> str:
@@ -167,11 +196,14 @@ def own_clauses(text: str, own_code: str = "") -> str:
     protected = _QUOTED_RE.sub(protect, text)
     kept = []
     for clause in _CLAUSE_SPLIT_RE.split(protected):
-        if not clause.strip() or _CONTRAST_RE.search(clause):
+        if not clause.strip():
             continue
-        if any(code != own_code for code in find_error_codes(clause)):
-            continue
-        kept.append(clause.strip())
+        other_code = any(code != own_code for code in find_error_codes(clause))
+        if contrasting:
+            if other_code or _EXPLICIT_CONTRAST_RE.search(clause):
+                kept.append(clause.strip())
+        elif not other_code and not _CONTRAST_RE.search(clause):
+            kept.append(clause.strip())
     return _PLACEHOLDER_RE.sub(lambda m: quotes[int(m.group(1))], "\n".join(kept))
 
 

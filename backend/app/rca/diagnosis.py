@@ -53,7 +53,6 @@ from app.evidence.signals import (
     STATUS_CLASS,
     IncidentSignals,
     observe_incident,
-    words,
 )
 from app.evidence.sources.signals import STATUS_FLAT
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
@@ -63,10 +62,13 @@ from app.rca.matching import (
     dedupe,
     families,
     missing_signals,
+    neighbour_words,
     weigh_codes,
+    weigh_contrast_files,
     weigh_identifiers,
     weigh_paths,
     weigh_phrases,
+    weigh_ruled_out,
     weigh_services,
     weigh_set,
     weigh_statuses,
@@ -190,9 +192,8 @@ def _candidate(
         retrieval_rank=rank,
         service_match=str((top.get("why") or {}).get("service_match") or "unknown"),
     )
-    text_words = {w for d in group for w in words(str(d.get("content") or ""))}
     weigh_codes(cand, ctx)
-    weigh_services(cand, ctx, list(signals.get("services", [])), text_words)
+    weigh_services(cand, ctx, list(signals.get("services", [])), neighbour_words(group))
     examples = {e.lower() for e in signals.get("exception_examples", [])}
     exceptions = signals.get("exceptions", [])
     weigh_set(
@@ -203,10 +204,12 @@ def _candidate(
         contradict=any(e.lower() not in examples for e in exceptions),
     )
     weigh_set(cand, ctx, FILE, signals.get("files", []), contradict=True)
-    weigh_statuses(cand, ctx, signals.get("statuses", []))
+    weigh_contrast_files(cand, ctx, signals.get("contrast_files", []))
+    weigh_statuses(cand, ctx, signals.get("statuses", []), signals.get("contrast_statuses", []))
     weigh_paths(cand, ctx, signals.get("paths", []))
     weigh_identifiers(cand, ctx, signals.get("identifiers", []))
     phrase_weight = weigh_phrases(cand, ctx, signals.get("phrases", []))
+    weigh_ruled_out(cand, ctx, signals.get("services", []))
     dedupe(cand)
     _excuse_moved_code(cand)
     cand.missing = missing_signals(cand, signals)
@@ -264,11 +267,13 @@ PROSE_MIN_SIMILARITY = 0.5
 
 
 def _evidence_enough(cand: Candidate, prose: frozenset[str]) -> bool:
-    """Confirmed by a record (field, stack, log, collected item), or prose with fair similarity.
+    """Confirmed by a record (field, stack, log, collected item), or with fair similarity.
 
-    ``prose`` holds the ids of the reporter's own words (message, notes).
+    ``prose`` holds the ids of the reporter's own words (message, notes). A weak confirmation
+    -- a routine (INFO) line, or the incident's service being a neighbour of the family --
+    counts like prose: "pos-api INFO till 2 opened" in a quiet log says nothing failed there.
     """
-    records = any(i not in prose for h in cand.confirmed for i in h.evidence_ids)
+    records = any(i not in prose for h in cand.confirmed if not h.weak for i in h.evidence_ids)
     return records or cand.similarity >= PROSE_MIN_SIMILARITY
 
 

@@ -8,13 +8,17 @@ candidate; ``missing_signals`` lists what was expected but not observed. Rules:
   known family, contradict); a code only in the prose is a hint;
 - services: a piece of evidence naming one of the family's services confirms it (prose counts
   only for hyphenated names; path segments never count); the incident's ``service`` naming a
-  system the doc speaks of (every telling part of the name is a word of the doc) is a weak,
-  neighbour confirmation; any other service contradicts the family's component. Without a
+  caller or neighbour the doc's ``Component`` line names after "called by", "used by",
+  "behind" or "via" (every telling part of the name is such a word) is a weak, neighbour
+  confirmation; any other service contradicts the family's component. Without a
   ``service`` field the causal log record's service stands in, when the evidence names no
-  service any candidate knows;
+  service any candidate knows. The reporter ruling the family's service out ("pos-api is
+  healthy") contradicts it when no record confirms the family;
 - exceptions and files: seen ones confirm; only other ones (from non-routine evidence)
   contradict -- unless the doc gives its exceptions as examples;
-- statuses: the exact status confirms, then the class; only other classes contradict;
+- statuses: the exact status confirms, then the class; other classes contradict, and so does a
+  status the doc sets the family against (``contrast_statuses``: "unlike a 502");
+- contrast files: a trace through a file the doc names as another system's contradicts;
 - paths, identifiers: confirm only;
 - phrases: matched word by word; their weight grows with how distinctive their words are
   among the candidates' phrases.
@@ -137,14 +141,43 @@ def _ruled_out(text: str, match: re.Match[str]) -> bool:
     )
 
 
-def is_neighbour(service: str, doc_text_words: set[str]) -> bool:
-    """Whether the doc speaks of ``service``, a caller or neighbour of its family.
+#: In a Component line, what introduces the family's callers and neighbours: "called by
+#: checkout", "behind the API gateway", "used by the POS API".
+_RELATION_RE = re.compile(
+    r"\b(?:(?:called|used|reached|fronted|consumed|proxied)\s+by|behind|in\s+front\s+of|via)"
+    r"\b([^,;()\n]*)",
+    re.IGNORECASE,
+)
 
-    Every telling part of the name must be a word of the doc: ``checkout-service`` for the
+
+def neighbour_words(group: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The words that name a family's callers and neighbours.
+
+    An entry's ``Component`` line says what the family is and who reaches it; only the words
+    after a relation ("called by", "used by", "behind", "via") name a neighbour. The rest of
+    the doc mentions other systems in passing ("no card or payment traffic involved", "the
+    network path") and names the family's own component ("till checkout endpoint"), neither
+    of which makes the incident's service a neighbour. A doc without a ``Component`` field (a
+    Markdown runbook) offers all of its words.
+    """
+    found: set[str] = set()
+    for doc in group:
+        component = str((doc.get("metadata") or {}).get("component") or "")
+        if component:
+            found.update(w for m in _RELATION_RE.finditer(component) for w in words(m.group(1)))
+        else:
+            found.update(words(str(doc.get("content") or "")))
+    return found
+
+
+def is_neighbour(service: str, neighbours: set[str]) -> bool:
+    """Whether ``service`` is a caller or neighbour of the family (``neighbour_words``).
+
+    Every telling part of the name must be a neighbour word: ``checkout-service`` for the
     payment family "called by checkout", ``api-gateway`` for a family "behind the API gateway".
     """
     parts = [p for p in re.split(r"[-_.]", service.lower()) if p and p not in GENERIC_NAME_PARTS]
-    return bool(parts) and all(p in doc_text_words for p in parts)
+    return bool(parts) and all(p in neighbours for p in parts)
 
 
 class MatchContext:
@@ -244,7 +277,7 @@ def dedupe(cand: Candidate) -> None:
 
 
 def weigh_services(
-    cand: Candidate, ctx: MatchContext, names: list[str], text_words: set[str]
+    cand: Candidate, ctx: MatchContext, names: list[str], neighbours: set[str]
 ) -> None:
     """Services: named in the evidence, a neighbour, or another system."""
     if not names:
@@ -259,7 +292,7 @@ def weigh_services(
     if ctx.reporter is None:
         return
     reported, where = ctx.reporter
-    if is_neighbour(reported, text_words):
+    if is_neighbour(reported, neighbours):
         cand.confirmed.append(
             SignalHit(
                 SERVICE,
@@ -281,6 +314,38 @@ def weigh_services(
                 why=f"the incident comes from {reported}, {known} this family does not cover",
             )
         )
+
+
+def weigh_ruled_out(cand: Candidate, ctx: MatchContext, names: Sequence[str]) -> None:
+    """The reporter rules out the family's service ("pos-api is healthy", "not pos-api").
+
+    It contradicts the family's component unless a record (field, stack, log, collected item)
+    confirms the family: the reporter's word stands when nothing else speaks, and yields to the
+    evidence when it does.
+    """
+    prose = [i for i in ctx.observed.items if i.source == MESSAGE]
+    ruled_out = [
+        (name, item)
+        for name in names
+        if "-" in name
+        for item in prose
+        if any(_ruled_out(item.text.lower(), m) for m in _name_re(name).finditer(item.text.lower()))
+    ]
+    if not ruled_out:
+        return
+    prose_ids = {i.id for i in prose}
+    if any(i not in prose_ids for h in cand.confirmed if not h.weak for i in h.evidence_ids):
+        return
+    name, item = ruled_out[0]
+    cand.contradicted.append(
+        SignalHit(
+            SERVICE,
+            name,
+            [item.id],
+            observed=f"{name} ruled out",
+            why=f"the reporter says {name} is not the one failing, and no record shows it is",
+        )
+    )
 
 
 def weigh_set(
@@ -308,8 +373,13 @@ def weigh_set(
         )
 
 
-def weigh_statuses(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
-    """Statuses: the exact one, else the class; only other classes contradict."""
+def weigh_statuses(
+    cand: Candidate, ctx: MatchContext, expected: Sequence[str], contrast: Sequence[str] = ()
+) -> None:
+    """Statuses: the exact one, else the class; other classes contradict.
+
+    So does a status the doc sets the family against (``contrast``: "unlike a 502").
+    """
     if not expected:
         return
     seen = ctx.observed.of(STATUS)
@@ -319,6 +389,19 @@ def weigh_statuses(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) 
     if exact:
         return
     classes = {status_class(s) for s in expected}
+    against = [o for o in seen if not o.weak and o.value in contrast]
+    if against:
+        observed = ", ".join(unique(o.value for o in against))
+        cand.contradicted.append(
+            SignalHit(
+                STATUS_CLASS,
+                "/".join(expected),
+                unique(o.evidence_id for o in against),
+                observed=observed,
+                why=f"the family's doc sets it apart from {observed}",
+            )
+        )
+        return
     same = [o for o in seen if status_class(o.value) in classes]
     if same:
         cand.confirmed.append(_hit(STATUS_CLASS, status_class(same[0].value), same))
@@ -344,6 +427,27 @@ def weigh_statuses(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) 
                 "/".join(sorted(classes)),
                 unique(o.evidence_id for o in strong),
                 observed=", ".join(unique(o.value for o in strong)),
+            )
+        )
+
+
+def weigh_contrast_files(cand: Candidate, ctx: MatchContext, contrast: Sequence[str]) -> None:
+    """Files the doc names as another system's code contradict the family.
+
+    ``CO-500 is the online checkout_service.py`` in the till family: a trace through that file
+    runs in the web shop, not at the till.
+    """
+    wanted = {f.lower() for f in contrast}
+    against = [o for o in ctx.observed.of(FILE) if not o.weak and o.value.lower() in wanted]
+    if against and not any(h.kind == FILE for h in cand.confirmed):
+        observed = ", ".join(unique(o.value for o in against))
+        cand.contradicted.append(
+            SignalHit(
+                FILE,
+                observed,
+                unique(o.evidence_id for o in against),
+                observed=observed,
+                why=f"the family's doc names {observed} as another system's code",
             )
         )
 
