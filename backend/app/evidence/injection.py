@@ -3,9 +3,12 @@
 An incident's text is written by whoever raised it, and so may carry an instruction for the
 model that analyses it ("ignore previous instructions", "cite …", "mark … confidence").
 ``find_injections`` finds such phrases so the reviewer sees a flag; the whitelist and the
-citation check keep the draft to the evidence whatever the model obeyed. Evidence ids follow
-``app.rca.evidence``: ``incident:message``, ``incident:event``, ``incident:stack:<n>``,
-``incident:log:<n>``, and a collected item's own id.
+citation check keep the draft to the evidence whatever the model obeyed.
+``without_instructions`` blanks them out of the reporter's message before it is searched or
+read for signals: "cite PAY-408" is an order, not a symptom, and must neither pull PAY-408's
+doc up nor count as a hint. Evidence ids follow ``app.rca.evidence``: ``incident:message``,
+``incident:event``, ``incident:stack:<n>``, ``incident:log:<n>``, and a collected item's own
+id.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ INJECTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
         r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|"
-        r"earlier|preceding)\s+(?:instructions?|rules|prompts?|directions|guidelines)",
+        r"earlier|preceding)\s+(?:instructions?|rules|prompts?|directions|guidelines|context)",
         r"\byou\s+are\s+now\b",
         r"\bsystem\s+prompt\b",
         rf"\bcite\s+(?:only\s+)?{_ID_OR_CODE}",
+        rf"\b(?:answer|respond|reply|conclude|classify)\s+(?:with\s+|as\s+|that\s+it\s+is\s+)?"
+        rf"{_ID_OR_CODE}",
         r"\bcite\b[^.\n]{0,60}\b(?:every|each|all)\s+claims?\b",
         r"\b(?:mark|set|rate|label|report)\b[^.\n]{0,40}\bconfidence\b",
         r"\bconfidence\s*(?:[:=]|as|to)?\s*(?:high|certain|100\s*%)",
+        r"\bwith\s+(?:high|full|100\s*%)\s+confidence\b",
     )
 )
 
@@ -69,3 +75,21 @@ def find_injections(
             if flag not in flags:
                 flags.append(flag)
     return flags
+
+
+def without_instructions(text: str) -> str:
+    """``text`` with every instruction-like phrase blanked out (its length kept).
+
+    Args:
+        text: The reporter's free text.
+
+    Returns:
+        The same text where each phrase ``find_injections`` would flag is spaces.
+    """
+    spans = [m.span() for p in INJECTION_PATTERNS for m in p.finditer(text)]
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)

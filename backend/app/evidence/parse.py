@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from app.evidence.injection import without_instructions
 from app.evidence.logs import Record, RecordFacts, read_record, split_records, trace_line
 from app.evidence.model import EvidenceFormat, Level, ParsedEvidence
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, normalise, unique
@@ -95,7 +96,8 @@ def parse_incident(
     """
     stack = str(incident.get("stack_trace") or "")
     logs = [str(line) for line in incident.get("logs") or [] if str(line).strip()]
-    message = str(incident.get("message") or "")
+    # An instruction to the model in the message ("cite PAY-408") is not evidence.
+    message = without_instructions(str(incident.get("message") or ""))
     from_stack = parse_stack_trace(stack, patterns) if stack.strip() else ParsedEvidence()
     from_logs = parse_entries(logs, patterns) if logs else ParsedEvidence()
     from_message = parse_text(message, patterns) if message.strip() else ParsedEvidence()

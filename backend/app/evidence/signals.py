@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
+from app.evidence.injection import without_instructions
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import (
     DEFAULT_ERROR_CODE_PATTERNS,
@@ -341,7 +342,8 @@ def incident_texts(
         # An Alertmanager title pasted as the message is written by a machine: its labels
         # (``job=plu code=503``) are a record, not the reporter's words.
         source = LOG if ALERT_TITLE_RE.match(message) else MESSAGE
-        items.append(EvidenceText("incident:message", message, source))
+        # An instruction to the model ("cite PAY-408") shows nothing: its code is no hint.
+        items.append(EvidenceText("incident:message", without_instructions(message), source))
     for number, line in enumerate(str(incident.get("stack_trace") or "").splitlines(), start=1):
         if line.strip():
             items.append(EvidenceText(f"incident:stack:{number}", line.rstrip(), STACK))

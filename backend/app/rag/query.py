@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from app.evidence.injection import without_instructions
 from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, status_text
@@ -29,8 +30,13 @@ QueryBuilder = Callable[[dict[str, Any]], str]
 
 
 def retrieval_query(incident: Mapping[str, Any]) -> str:
-    """``f"{error_code} {event} {message}"``, skipping missing parts."""
-    parts = (incident.get("error_code"), incident.get("event"), incident.get("message"))
+    """``f"{error_code} {event} {message}"``, skipping missing parts.
+
+    Instructions aimed at the model ("cite PAY-408", "ignore previous instructions") are left
+    out of the message (``app.evidence.injection``): they describe no symptom.
+    """
+    message = without_instructions(str(incident.get("message") or ""))
+    parts = (incident.get("error_code"), incident.get("event"), " ".join(message.split()))
     return " ".join(str(p).strip() for p in parts if p and str(p).strip())
 
 
