@@ -14,6 +14,7 @@ from app.evidence.signals import (
     STATUS_CLASS,
     contains_phrase,
     exception_types,
+    failure_conditions,
     files,
     identifiers,
     incident_texts,
@@ -40,7 +41,7 @@ def test_statuses_as_logs_phrases_and_bare_numbers() -> None:
     assert statuses("checkout-service answered") == []
 
 
-def test_reason_phrases_in_prose_count_only_when_written_as_statuses() -> None:
+def test_reason_phrases_count_only_when_written_as_statuses() -> None:
     # Plain English in a reporter's sentence is not an HTTP status.
     assert statuses("fridge temps gone, store 12", bare=False) == []
     assert statuses("after the stock sync conflict, lookups fail", bare=False) == []
@@ -49,8 +50,10 @@ def test_reason_phrases_in_prose_count_only_when_written_as_statuses() -> None:
     assert statuses("the shop says Not Found", bare=False) == [404]
     assert statuses("HTTP 410 gone for old links", bare=False) == [410]
     assert statuses("an internal server error from the POS backend", bare=False) == [500]
-    # Machine-written text keeps every phrase.
-    assert statuses("upstream answered gone") == [410]
+    # Log lines read the same way: "not found" in a warning is English, "Not Found" a status.
+    assert statuses("WARN feature flag 'new-promo-banner' not found, using default") == []
+    assert statuses("upstream answered Gone") == [410]
+    assert statuses("GET /v1/stock/9 404 not found") == [404]
 
 
 def test_bare_numbers_that_are_not_statuses_do_not_count() -> None:
@@ -174,3 +177,16 @@ def test_an_alertmanager_title_as_the_message_is_a_record() -> None:
     assert items["incident:message"].source != MESSAGE
     prose = {i.id: i for i in incident_texts({"message": "plu lookups fail, 503"})}
     assert prose["incident:message"].source == MESSAGE
+
+
+def test_failure_conditions_of_the_platform() -> None:
+    assert failure_conditions("inventory-service disk full on /var/log") == ["disk full"]
+    assert failure_conditions("write failed: No space left on device") == ["disk full"]
+    assert failure_conditions("Killed process 4121 (python) (OOM)") == ["out of memory"]
+    assert failure_conditions("Back-off pulling image: ImagePullBackOff") == ["image pull failure"]
+    assert failure_conditions("0/3 nodes available: Insufficient cpu") == ["unschedulable"]
+    assert failure_conditions("x509: certificate has expired") == ["certificate"]
+    assert failure_conditions("429 Too Many Requests") == ["rate limit"]
+    assert failure_conditions("payment provider timed out after 30 s") == []
+    observed = observe_incident({"message": "ok", "logs": ["INFO disk full check skipped"]})
+    assert [o.weak for o in observed.of("condition")] == [True]

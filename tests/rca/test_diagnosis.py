@@ -565,3 +565,73 @@ def test_a_code_in_an_instruction_to_the_model_is_no_hint(chunks: Any) -> None:
         retrieval_low_confidence=False,
     )
     assert by_code(reported.candidates)["PAY-408"].hints  # a code the reporter names is a hint
+
+
+def test_another_client_error_contradicts_a_4xx_family(chunks: Any) -> None:
+    diagnosis = diagnose(
+        {
+            "message": "till logins failing with 401 Unauthorized, token expired",
+            "service": "pos-api",
+        },
+        docs(chunks, ("POS-500-CHECKOUT", 0.21), ("POS-422-LINES", 0.16)),
+        retrieval_low_confidence=False,
+    )
+    lines = by_code(diagnosis.candidates)["POS-422-LINES"]
+    assert "status_class" in kinds(lines.contradicted) and diagnosis.abstained
+    proxied = diagnose(  # another 5xx may be the same failure seen through a proxy
+        {"message": "payments fail with HTTP 500 after 30 s", "service": "payment-service"},
+        docs(chunks, ("PAY-408", 0.6)),
+        retrieval_low_confidence=False,
+    )
+    assert "status_class" in kinds(by_code(proxied.candidates)["PAY-408"].confirmed)
+
+
+@pytest.mark.parametrize(
+    ("message", "service", "code"),
+    [
+        ("inventory-service disk full on /var/log", "inventory-service", "INV-503"),
+        ("chiller-monitor deploy failed: ImagePullBackOff", "chiller-monitor", "CH-502"),
+        ("checkout-service pods pending, insufficient cpu", "checkout-service", "CO-500"),
+        ("stock-service OOMKilled every hour", "stock-service", "INV-503"),
+    ],
+)
+def test_a_platform_failure_the_family_never_names_contradicts_it(
+    chunks: Any, message: str, service: str, code: str
+) -> None:
+    diagnosis = diagnose(
+        {"message": message, "service": service},
+        docs(chunks, (code, 0.48)),
+        retrieval_low_confidence=False,
+    )
+    assert "condition" in kinds(by_code(diagnosis.candidates)[code].contradicted)
+    assert diagnosis.abstained
+
+
+def test_a_platform_failure_the_family_names_confirms_and_noise_does_not_contradict(
+    chunks: Any,
+) -> None:
+    oom = diagnose(
+        {
+            "message": "no fridge temps, gateway 502 for /chillers",
+            "service": "api-gateway",
+            "logs": ["chiller-monitor: Killed process 4121 (python) (OOM)"],
+        },
+        docs(chunks, ("CH-502", 0.55)),
+        retrieval_low_confidence=False,
+    )
+    assert "condition" in kinds(by_code(oom.candidates)["CH-502"].confirmed)
+    assert oom.leading is not None and oom.leading.key == "CH-502"
+    noisy = diagnose(
+        {
+            "message": "stock lookups failing",
+            "service": "inventory-service",
+            "logs": [
+                "WARN disk /var/log 91% full",
+                "ERROR QueuePool limit of size 10 overflow 10 reached, connection timed out",
+            ],
+        },
+        docs(chunks, ("INV-503", 0.55)),
+        retrieval_low_confidence=False,
+    )
+    assert not by_code(noisy.candidates)["INV-503"].contradicted
+    assert noisy.leading is not None and noisy.leading.key == "INV-503"

@@ -54,6 +54,7 @@ IDENTIFIER = "identifier"
 CODE = "code"
 SERVICE = "service"
 PHRASE = "phrase"
+CONDITION = "condition"
 
 #: Where an observation came from; ``message`` is the reporter's own words (prose).
 FIELD, MESSAGE, STACK, LOG, COLLECTED = "field", "message", "stack", "log", "collected"
@@ -86,6 +87,33 @@ _EXCEPTION_NAME_RE = re.compile(EXCEPTION_TYPE_RE.pattern.split("(?::")[0])
 _WORD_RE = re.compile(r"[A-Za-z]+|\d+")
 
 
+#: Failure conditions of the platform a service runs on, each a failure of its own: an incident
+#: showing one is explained by it, not by a family whose doc never names it. Generic, not per
+#: family: a doc that names one ("out of memory") expects it like any other signal.
+FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern, re.IGNORECASE)
+    for name, pattern in {
+        "disk full": r"\bdisk\b[^.\n]{0,30}\bfull\b|\bno space left on device\b",
+        "out of memory": r"\bOOM(?:Killed|[- ]?kill(?:ed|er)?)?\b|\bout of memory\b"
+        r"|\bKilled process\b",
+        "image pull failure": r"\bImagePullBackOff\b|\bErrImagePull\b|\bimage pull\b",
+        "unschedulable": r"\binsufficient (?:cpu|memory)\b|\bFailedScheduling\b"
+        r"|\bunschedulable\b|\bpods? (?:stuck )?pending\b",
+        "certificate": r"\bcertificate\b[^.\n]{0,30}\bexpired?\b|\bCERTIFICATE_VERIFY_FAILED\b"
+        r"|\bx509\b",
+        "authentication": r"\bunauthori[sz]ed\b|\btoken (?:has )?expired\b"
+        r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b",
+        "rate limit": r"\brate[- ]limit(?:ed|ing)?\b|\btoo many requests\b|\bthrottl(?:ed|ing)\b",
+        "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b",
+    }.items()
+}
+
+
+def failure_conditions(text: str) -> list[str]:
+    """The platform failure conditions ``text`` names (``FAILURE_CONDITIONS``), in table order."""
+    return [name for name, pattern in FAILURE_CONDITIONS.items() if pattern.search(text)]
+
+
 def exception_types(text: str) -> list[str]:
     """Exception type names in ``text`` (last dotted part), in order, without repeats."""
     return unique(m.group("type").rsplit(".", 1)[-1] for m in _EXCEPTION_NAME_RE.finditer(text))
@@ -96,9 +124,9 @@ def statuses(text: str, *, bare: bool = True) -> list[int]:
 
     Args:
         text: Any text.
-        bare: Also count a lone 4xx/5xx number (``-> 422:``, ``408/504``, ``(503)``), and a
-            reason phrase however it is written; without it (the reporter's prose) a reason
-            phrase counts only when written as a status (``_written_as_status``).
+        bare: Also count a lone 4xx/5xx number (``-> 422:``, ``408/504``, ``(503)``). A
+            reason phrase counts only when written as a status (``_written_as_status``), in
+            a log line as in prose: "feature flag 'x' not found" is English.
 
     Returns:
         The statuses, in order of appearance, without repeats.
@@ -107,7 +135,7 @@ def statuses(text: str, *, bare: bool = True) -> list[int]:
     found += [
         (m.start(), _PHRASE_TO_STATUS[m.group(1).lower()])
         for m in _STATUS_PHRASE_RE.finditer(text)
-        if bare or _written_as_status(text, m)
+        if _written_as_status(text, m)
     ]
     if bare:
         spaced = _STATUS_PAIR_RE.sub(r"\1 ", text)  # "408/504" names two statuses
@@ -138,7 +166,7 @@ _STATUS_MARK_RE = re.compile(r"(?:\bhttp|\bstatus|\b[45]\d\d)\W{0,3}$", re.IGNOR
 
 
 def _written_as_status(text: str, match: re.Match[str]) -> bool:
-    """Whether a reason phrase in prose reads as a status, not as a plain word.
+    """Whether a reason phrase reads as a status, not as a plain word.
 
     "fridge temps gone", "after the sync conflict" and "not found in reconciliation" are
     English; "Service Unavailable" in capitals, or a phrase after ``HTTP``, ``status`` or a
@@ -413,6 +441,7 @@ def observe_incident(
         see(PATH, paths(item.text))
         see(FILE, files(item.text))
         see(IDENTIFIER, identifiers(item.text))
+        see(CONDITION, failure_conditions(item.text))
     observations += [Observation(*m, COLLECTED) for m in metric_signals(collected)]
     service = service_name(incident.get("service"))
     causal = parse_incident(incident, patterns)

@@ -11,6 +11,8 @@ no table or code per family, so a new entry gets its signals with no code change
   found in Component, Symptoms, Cause and Evidence;
 - ``phrases``: the quoted strings of those fields (``"upstream prematurely closed connection"``),
   minus those that are only an exception name.
+- ``conditions``: the platform failure conditions they name (``out of memory``; the table is
+  ``app.evidence.signals.FAILURE_CONDITIONS``).
 
 A clause that contrasts the family with something else says what the family is *not*: one
 with a negation (``unlike a 502``, ``not the POS till API``, ``no card traffic``) or naming
@@ -38,6 +40,7 @@ from typing import Any
 from app.evidence.patterns import find_error_codes, unique
 from app.evidence.signals import (
     exception_types,
+    failure_conditions,
     files,
     identifiers,
     paths,
@@ -59,6 +62,7 @@ KINDS = (
     "files",
     "identifiers",
     "phrases",
+    "conditions",
     "contrast_statuses",
     "contrast_files",
 )
@@ -151,6 +155,7 @@ def derive_signals(
         "files": files(text),
         "identifiers": identifiers(text),
         "phrases": unique(q for q in quoted if exception_types(q) != [q] and q.strip()),
+        "conditions": failure_conditions(text),
     }
     signals["contrast_statuses"] = [
         str(v) for v in statuses(contrast) if str(v) not in found_statuses

@@ -7,7 +7,8 @@ with what the incident shows (``app.evidence.signals``) and records:
 - ``confirmed``: expected signals the incident shows, with the evidence ids showing them;
 - ``contradicted``: the incident shows something else where the family expects one thing --
   another service (``component``), another source file, another exception type, another
-  HTTP status class, another error code in the evidence;
+  HTTP status class (or client error), another error code in the evidence, a platform failure
+  the family never names (disk full, out of memory…);
 - ``missing``: expected signals not observed;
 - ``hints``: an error code typed only in the reporter's prose. A hint adds a little, never
   counts as support and never outweighs a contradiction (``why`` says where a code came from).
@@ -42,6 +43,7 @@ from typing import Any
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS
 from app.evidence.signals import (
     CODE,
+    CONDITION,
     EXCEPTION,
     FILE,
     IDENTIFIER,
@@ -64,6 +66,7 @@ from app.rca.matching import (
     missing_signals,
     neighbour_words,
     weigh_codes,
+    weigh_conditions,
     weigh_contrast_files,
     weigh_identifiers,
     weigh_paths,
@@ -79,6 +82,7 @@ __all__ = ["SPECIFIC_KINDS", "Candidate", "Diagnosis", "SignalHit", "diagnose"]
 #: Confirmed-signal weights; each kind counts once (phrases: see ``app.rca.matching``).
 WEIGHTS = {
     CODE: 1.0,
+    CONDITION: 0.2,
     SERVICE: 0.3,
     FILE: 0.3,
     EXCEPTION: 0.3,
@@ -88,7 +92,14 @@ WEIGHTS = {
     STATUS_CLASS: 0.05,
 }
 #: Penalties of contradicted kinds.
-PENALTIES = {CODE: 0.6, SERVICE: 0.4, FILE: 0.3, EXCEPTION: 0.3, STATUS_CLASS: 0.3}
+PENALTIES = {
+    CODE: 0.6,
+    SERVICE: 0.4,
+    FILE: 0.3,
+    EXCEPTION: 0.3,
+    STATUS_CLASS: 0.3,
+    CONDITION: 0.3,
+}
 #: What a code typed only in the prose adds.
 HINT_WEIGHT = 0.1
 #: Retrieval's own order counts too: ``RANK_WEIGHT / retrieval rank`` is added to the score.
@@ -209,6 +220,7 @@ def _candidate(
     weigh_paths(cand, ctx, signals.get("paths", []))
     weigh_identifiers(cand, ctx, signals.get("identifiers", []))
     phrase_weight = weigh_phrases(cand, ctx, signals.get("phrases", []))
+    weigh_conditions(cand, ctx, signals.get("conditions", []))
     weigh_ruled_out(cand, ctx, signals.get("services", []))
     dedupe(cand)
     _excuse_moved_code(cand)

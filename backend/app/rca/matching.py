@@ -17,8 +17,11 @@ candidate; ``missing_signals`` lists what was expected but not observed. Rules:
 - exceptions and files: seen ones confirm; only other ones (from non-routine evidence)
   contradict -- unless the doc gives its exceptions as examples;
 - statuses: the exact status confirms, then the class; other classes contradict, and so does a
-  status the doc sets the family against (``contrast_statuses``: "unlike a 502");
+  status the doc sets the family against (``contrast_statuses``: "unlike a 502") and another
+  client error (a 401 or 429 where the family expects a 422);
 - contrast files: a trace through a file the doc names as another system's contradicts;
+- failure conditions of the platform (disk full, out of memory, image pull, certificate…):
+  an expected one confirms; another contradicts when nothing shows the family's own failure;
 - paths, identifiers: confirm only;
 - phrases: matched word by word; their weight grows with how distinctive their words are
   among the candidates' phrases.
@@ -34,6 +37,7 @@ from app.evidence.patterns import unique
 from app.evidence.services import service_name
 from app.evidence.signals import (
     CODE,
+    CONDITION,
     EXCEPTION,
     FILE,
     IDENTIFIER,
@@ -403,6 +407,22 @@ def weigh_statuses(
         )
         return
     same = [o for o in seen if status_class(o.value) in classes]
+    # Client errors name their cause exactly (401 unauthorised, 429 rate limited, 422
+    # invalid): another 4xx is another failure, where another 5xx may be the same one seen
+    # through a proxy.
+    strong_same = [o for o in same if not o.weak]
+    if strong_same and all(status_class(o.value) == "4xx" for o in strong_same):
+        observed = ", ".join(unique(o.value for o in strong_same))
+        cand.contradicted.append(
+            SignalHit(
+                STATUS_CLASS,
+                "/".join(expected),
+                unique(o.evidence_id for o in strong_same),
+                observed=observed,
+                why=f"{observed} is another client error than {'/'.join(expected)}",
+            )
+        )
+        return
     if same:
         cand.confirmed.append(_hit(STATUS_CLASS, status_class(same[0].value), same))
         return
@@ -450,6 +470,39 @@ def weigh_contrast_files(cand: Candidate, ctx: MatchContext, contrast: Sequence[
                 why=f"the family's doc names {observed} as another system's code",
             )
         )
+
+
+#: Confirmed kinds that show *what* failed in the family's own terms; a platform failure
+#: condition the family never names does not explain an incident that shows one of these.
+FAILURE_KINDS = frozenset({CODE, EXCEPTION, STATUS, PHRASE, FILE, IDENTIFIER})
+
+
+def weigh_conditions(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
+    """Platform failure conditions: an expected one confirms; another contradicts.
+
+    "inventory-service disk full", "chiller-monitor ImagePullBackOff": the service is the
+    family's, the failure is not. Another condition contradicts only when nothing shows the
+    family's own failure (exception, exact status, phrase, code, code location): in noisy logs
+    a disk warning beside a pool-exhaustion error does not speak against the pool family.
+    """
+    seen = [o for o in ctx.observed.of(CONDITION) if not o.weak]
+    matched = [o for o in seen if o.value in expected]
+    for value in unique(o.value for o in matched):
+        cand.confirmed.append(_hit(CONDITION, value, [o for o in matched if o.value == value]))
+    if matched or not seen:
+        return
+    if any(h.kind in FAILURE_KINDS and not h.weak for h in cand.confirmed):
+        return
+    observed = ", ".join(unique(o.value for o in seen))
+    cand.contradicted.append(
+        SignalHit(
+            CONDITION,
+            ", ".join(expected) or "its own failure",
+            unique(o.evidence_id for o in seen),
+            observed=observed,
+            why=f"the incident shows {observed}, a failure the family's doc never names",
+        )
+    )
 
 
 def weigh_paths(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
