@@ -139,5 +139,5 @@ def test_enriched_query_finds_the_family_on_evidence_only_eval_cases(
     cases = [json.loads(line) for line in EVAL.read_text().splitlines() if line.strip()]
     cases = [c for c in cases if c["category"] in categories and c["expected_error_code"]]
     hits = sum(top_family(knowledge, c["incident"]) == c["expected_error_code"] for c in cases)
-    assert len(cases) == 31
-    assert hits >= 27, f"hit@1 {hits}/{len(cases)}"
+    assert len(cases) >= 31
+    assert hits / len(cases) >= 0.87, f"hit@1 {hits}/{len(cases)}"  # 27 of the first 31
