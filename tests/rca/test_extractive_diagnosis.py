@@ -76,3 +76,32 @@ def test_missing_evidence_lists_only_what_the_incident_does_not_show() -> None:
     assert "pos-api" in missing  # the family's service is not named anywhere
     assert "HTTP 422" not in missing  # the incident shows it
     assert "total 19.99" not in missing
+
+
+def test_a_jvm_trace_is_located_at_its_root_cause() -> None:
+    from app.rca.evidence import failure_location, incident_evidence
+
+    incident = {
+        "message": "pos checkout 500",
+        "stack_trace": "com.acme.pos.api.ApiException: checkout failed\n"
+        "\tat com.acme.pos.checkout.CheckoutHandler.complete(CheckoutHandler.java:150)\n"
+        "Caused by: java.lang.IllegalStateException: till session closed\n"
+        "\tat com.acme.pos.session.TillSession.require(TillSession.java:40)\n"
+        "\t... 12 more",
+    }
+    location = failure_location(incident_evidence(incident))
+    assert location is not None
+    frame, exception = location
+    assert frame.id == "incident:stack:4" and exception is not None
+    assert exception.id == "incident:stack:3"
+    plain = failure_location(
+        incident_evidence(
+            {
+                "message": "x",
+                "stack_trace": "java.lang.NullPointerException: tender is null\n"
+                "\tat com.acme.pos.checkout.CheckoutHandler.complete(CheckoutHandler.java:141)",
+            }
+        )
+    )
+    assert plain is not None and plain[0].id == "incident:stack:2"
+    assert plain[1] is not None and plain[1].id == "incident:stack:1"

@@ -25,6 +25,8 @@ _EXCEPTION_RE = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Timeout))"
     r"(?::\s*(?P<message>.*))?$"
 )
+#: A JVM ``Caused by:`` line; the last one is the root cause.
+_CAUSED_BY_RE = re.compile(r"^Caused by:\s*\S")
 
 
 def incident_evidence(incident: dict[str, Any]) -> list[EvidenceItem]:
@@ -79,12 +81,18 @@ def failure_location(
         if e.id.startswith("incident:stack:") and _EXCEPTION_RE.match(e.text.strip())
     ]
     python_trace = bool(_FRAME_RE.match(frames[0].text))
-    # Python prints the innermost frame last; the JVM prints it first.
-    frame = frames[-1] if python_trace else frames[0]
-    exception = (
-        exceptions[-1] if python_trace and exceptions else (exceptions[0] if exceptions else None)
-    )
-    return frame, exception
+    if python_trace:
+        # Python prints the innermost frame last, and the exception after it.
+        return frames[-1], exceptions[-1] if exceptions else None
+    # The JVM prints the innermost frame first; with ``Caused by:`` blocks the root cause is
+    # the last one, and its first frame is where it was raised.
+    stack = [e for e in evidence if e.id.startswith("incident:stack:")]
+    causes = [e for e in stack if _CAUSED_BY_RE.match(e.text.strip())]
+    if causes:
+        root = stack.index(causes[-1])
+        after = [e for e in stack[root + 1 :] if _JAVA_FRAME_RE.match(e.text)]
+        return (after[0] if after else frames[0]), causes[-1]
+    return frames[0], exceptions[0] if exceptions else None
 
 
 def describe_frame(text: str) -> str:

@@ -131,7 +131,8 @@ def _location_claims(frame: EvidenceItem, exception: EvidenceItem | None) -> lis
     if exception:
         claims.append(
             Claim(
-                text=f"The exception raised was {clip(exception.text)}",
+                text="The exception raised was "
+                + clip(exception.text.strip().removeprefix("Caused by:").strip()),
                 evidence=[Citation(id=exception.id, quote=clip(exception.text))],
             )
         )
