@@ -190,3 +190,20 @@ def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("payment provider timed out after 30 s") == []
     observed = observe_incident({"message": "ok", "logs": ["INFO disk full check skipped"]})
     assert [o.weak for o in observed.of("condition")] == [True]
+
+
+def test_a_line_whose_failure_was_handled_is_weak() -> None:
+    observed = observe_incident(
+        {
+            "message": "x",
+            "logs": [
+                "ERROR sale rejected 422: total 4.50 does not equal 4.49 (till 7, re-keyed ok)",
+                "WARN  rejected 422: quantity must be greater than 0 (till 3, operator corrected)",
+                "WARN  ReadTimeout on charge ch_77, succeeded on retry",
+                "ERROR plu-service GET /plu/v1/prices/7311 -> 503",
+            ],
+        }
+    )
+    weak = {o.evidence_id: o.weak for o in observed.of(STATUS)}
+    assert weak == {"incident:log:1": True, "incident:log:2": True, "incident:log:4": False}
+    assert [o.weak for o in observed.of(EXCEPTION)] == [True]

@@ -635,3 +635,34 @@ def test_a_platform_failure_the_family_names_confirms_and_noise_does_not_contrad
     )
     assert not by_code(noisy.candidates)["INV-503"].contradicted
     assert noisy.leading is not None and noisy.leading.key == "INV-503"
+
+
+def test_a_family_whose_failure_shows_leads_one_seen_only_in_a_handled_line(
+    chunks: Any,
+) -> None:
+    incident = {
+        "message": "tills show no price for scanned items",
+        "service": "pos-api",
+        "logs": [
+            "ERROR sale rejected 422: lines must not be empty (till 4, re-keyed ok)",
+            "WARN  plu-service GET /plu/v1/prices/88120 -> 503",
+        ],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("POS-422-LINES", 0.73), ("POS-503-PLU", 0.66)),
+        retrieval_low_confidence=False,
+    )
+    lines = by_code(diagnosis.candidates)["POS-422-LINES"]
+    assert all(h.weak for h in lines.confirmed if h.kind != "service")
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-503-PLU"
+    # Without the handled marker the 422 is a failure of its own and the higher score leads.
+    live = dict(
+        incident, logs=["ERROR sale rejected 422: lines must not be empty", *incident["logs"][1:]]
+    )
+    again = diagnose(
+        live,
+        docs(chunks, ("POS-422-LINES", 0.73), ("POS-503-PLU", 0.66)),
+        retrieval_low_confidence=False,
+    )
+    assert again.leading is not None and again.leading.key == "POS-422-LINES"

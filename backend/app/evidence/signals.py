@@ -342,9 +342,21 @@ class IncidentSignals:
         return {o.value for o in self.of(kind) if include_weak or not o.weak}
 
 
+#: A log line that says its own failure was handled ("re-keyed ok", "operator corrected",
+#: "succeeded on retry"): it happened, but it is not what the incident is about.
+RESOLVED_RE = re.compile(
+    r"\b(?:re-?keyed|corrected|recovered|resolved|re-?tried|succeeded|fixed)\b[^.;\n]{0,20}?"
+    r"\b(?:ok|okay|fine|successfully|on retry)\b"
+    r"|\b(?:operator|cashier|user|supervisor|client)\s+(?:corrected|fixed|re-?keyed)\b",
+    re.IGNORECASE,
+)
+
+
 def _is_weak(line: str) -> bool:
+    """A routine (INFO or below) line, or one whose failure was handled (``RESOLVED_RE``)."""
     match = LEVEL_RE.search(line[:80]) or LEVEL_LOWER_RE.search(line[:80])
-    return match is not None and match.group("level").upper() in INFO_LEVELS
+    routine = match is not None and match.group("level").upper() in INFO_LEVELS
+    return routine or bool(RESOLVED_RE.search(line))
 
 
 def incident_texts(
