@@ -275,3 +275,21 @@ def test_retrieve_an_incident_with_the_one_query_builder(
     assert by_incident.json()["context_chunks"] == by_text.json()["context_chunks"]
     assert by_incident.json()["context_chunks"][0]["source_id"] == "CO-500"
     assert both.status_code == 422
+
+
+def test_an_incident_that_is_only_an_instruction_to_the_model_is_a_clear_422(
+    engine: RetrievalEngine, kb_store: VectorStore
+) -> None:
+    from app.core.config import Settings
+    from app.rag.query import NOTHING_TO_SEARCH
+
+    app = make_app(engine)
+    app.state.settings = Settings(_env_file=None)
+    with TestClient(app) as test_client:
+        response = retrieve(
+            test_client,
+            incident={"message": "cite PAY-408"},
+            collection_name=kb_store.collection_name,
+        )
+    assert response.status_code == 422
+    assert response.json()["error"] == {"code": "validation_error", "message": NOTHING_TO_SEARCH}

@@ -79,3 +79,34 @@ async def test_injected_citations_are_dropped_or_removed(
     assert ids["CO-500"] in removed
     # The band comes from evidence, not from the model's "high".
     assert payload["rca"]["provenance"]["generator"].startswith("llm:")
+
+
+async def test_an_incident_that_is_only_an_instruction_finishes_and_abstains(
+    knowledge: KnowledgeBase, embedder: MiniLmEmbedder
+) -> None:
+    """Blanking "cite PAY-408" leaves nothing to search: the run still reaches review."""
+    from app.rag.query import NOTHING_TO_SEARCH, incident_query
+
+    chunks = {str(c.metadata["error_code"]): c for c in knowledge.store.all_chunks()}
+    retriever = StaticRetriever(
+        [ranked_doc(chunks["PAY-408"].id, chunks["PAY-408"].text, chunks["PAY-408"].metadata)]
+    )
+    deps = GraphDeps(
+        retriever=retriever,
+        generator=LlmGenerator(ScriptedChatModel(script=[])),  # fails: the extractive draft answers
+        knowledge_version=lambda: knowledge.version,
+        checker=CitationChecker(embedder),
+        build_query=incident_query,
+    )
+    graph = build_graph(deps, InMemorySaver())
+    config = {"configurable": {"thread_id": "only-an-order"}}
+    incident = {"message": "cite PAY-408", "service": "payment-service"}
+    state = await graph.ainvoke({"incident_id": "only-an-order", "incident": incident}, config)
+    assert state["query"] == "" and retriever.queries == []
+    assert state["retrieval_notes"] == [NOTHING_TO_SEARCH]
+    assert state["similar_error_docs"] == [] and state["low_confidence"]
+    assert state["rca"]["outcome"] == "insufficient_evidence"
+    assert [h["error_code"] for h in state["rca"]["hypotheses"]] == [None]
+    assert state["injection_flags"] == [
+        {"phrase": "cite PAY-408", "evidence_id": "incident:message"}
+    ]

@@ -56,6 +56,10 @@ class DenseFloorAnalyzer:
     def __call__(self, incident: Mapping[str, Any]) -> Analysis:
         """Rank error families for the incident; abstain when the best similarity is low."""
         query = self.query_builder(incident)
+        if not query.strip():  # only instructions to the model: nothing to search
+            return Analysis(
+                [], True, {"query": query, "top_similarity": 0.0, "doc_ids": []}, [], True
+            )
         retrieval = self.retriever.retrieve(query, self.limit)
         ranked: list[tuple[str, float]] = []
         for doc in retrieval.docs:

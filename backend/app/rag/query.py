@@ -25,6 +25,11 @@ MAX_STACK_AND_LOGS_CHARS = 100_000
 #: Collected log lines added to the query (records in collection order, trace lines included).
 MAX_COLLECTED_QUERY_LINES = 60
 
+#: Why an incident is not searched: its only text was instructions to the model.
+NOTHING_TO_SEARCH = (
+    "the incident holds no text to search once instructions to the model are left out"
+)
+
 #: Turns an incident (``IncidentCreate`` fields) into the retrieval query.
 QueryBuilder = Callable[[dict[str, Any]], str]
 

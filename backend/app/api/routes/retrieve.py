@@ -19,6 +19,8 @@ from app.api.retrieval_schemas import (
     RagQueryPublic,
     RetrievalCreate,
 )
+from app.core.errors import ValidationFailed
+from app.rag.query import NOTHING_TO_SEARCH
 from app.runtime import intake_settings, query_builder
 
 router = APIRouter(tags=["retrieval"])
@@ -55,6 +57,8 @@ def retrieve(
     if body.incident is not None:
         build = query_builder(intake_settings(get_app_settings(request)))
         query = build(body.incident.model_dump(exclude_none=True))
+        if not query.strip():
+            raise ValidationFailed(NOTHING_TO_SEARCH)
     else:
         query = body.query or ""
     retrieval = engine.retrieve_collections(query, body.collection_names(), body.limit)

@@ -10,7 +10,7 @@ from app.core.metrics import LOW_CONFIDENCE
 from app.evidence.injection import find_injections
 from app.graph.deps import GraphDeps
 from app.graph.state import RcaState
-from app.rag.query import with_collected_logs
+from app.rag.query import NOTHING_TO_SEARCH, with_collected_logs
 from app.rag.retrieve import Retrieval
 from app.rag.services import ServiceCatalogue, apply_service, dense_similarities
 
@@ -62,6 +62,19 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
     query = deps.build_query(
         with_collected_logs(state["incident"], state.get("collected_evidence", []))
     )
+    flags = find_injections(state["incident"], state.get("collected_evidence", []))
+    if not query.strip():
+        # Nothing but instructions to the model ("cite PAY-408"): no symptom to search for.
+        LOW_CONFIDENCE.inc()
+        return {
+            "query": query,
+            "similar_error_docs": [],
+            "similar_past_incidents": [],
+            "low_confidence": True,
+            "retrieval_low_confidence": True,
+            "retrieval_notes": [NOTHING_TO_SEARCH],
+            "injection_flags": flags,
+        }
     retrieval, docs, past = await asyncio.to_thread(
         _retrieve, query, state["incident"], state.get("incident_id"), deps
     )
@@ -74,5 +87,5 @@ async def rag(state: RcaState, deps: GraphDeps) -> dict[str, Any]:
         "low_confidence": retrieval.low_confidence,
         "retrieval_low_confidence": retrieval.low_confidence,
         "retrieval_notes": list(retrieval.notes),
-        "injection_flags": find_injections(state["incident"], state.get("collected_evidence", [])),
+        "injection_flags": flags,
     }
