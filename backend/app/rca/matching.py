@@ -395,16 +395,7 @@ def weigh_statuses(
     classes = {status_class(s) for s in expected}
     against = [o for o in seen if not o.weak and o.value in contrast]
     if against:
-        observed = ", ".join(unique(o.value for o in against))
-        cand.contradicted.append(
-            SignalHit(
-                STATUS_CLASS,
-                "/".join(expected),
-                unique(o.evidence_id for o in against),
-                observed=observed,
-                why=f"the family's doc sets it apart from {observed}",
-            )
-        )
+        _status_against(cand, expected, against, "the family's doc sets it apart from {}")
         return
     same = [o for o in seen if status_class(o.value) in classes]
     # Client errors name their cause exactly (401 unauthorised, 429 rate limited, 422
@@ -412,15 +403,8 @@ def weigh_statuses(
     # through a proxy.
     strong_same = [o for o in same if not o.weak]
     if strong_same and all(status_class(o.value) == "4xx" for o in strong_same):
-        observed = ", ".join(unique(o.value for o in strong_same))
-        cand.contradicted.append(
-            SignalHit(
-                STATUS_CLASS,
-                "/".join(expected),
-                unique(o.evidence_id for o in strong_same),
-                observed=observed,
-                why=f"{observed} is another client error than {'/'.join(expected)}",
-            )
+        _status_against(
+            cand, expected, strong_same, "{} is another client error than " + "/".join(expected)
         )
         return
     if same:
@@ -449,6 +433,22 @@ def weigh_statuses(
                 observed=", ".join(unique(o.value for o in strong)),
             )
         )
+
+
+def _status_against(
+    cand: Candidate, expected: Sequence[str], against: Sequence[Observation], why: str
+) -> None:
+    """Record statuses that speak against the family; ``why`` has ``{}`` for what was seen."""
+    observed = ", ".join(unique(o.value for o in against))
+    cand.contradicted.append(
+        SignalHit(
+            STATUS_CLASS,
+            "/".join(expected),
+            unique(o.evidence_id for o in against),
+            observed=observed,
+            why=why.format(observed),
+        )
+    )
 
 
 def weigh_contrast_files(cand: Candidate, ctx: MatchContext, contrast: Sequence[str]) -> None:
