@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from app.core.processes import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHOP_SCRIPT = PROJECT_ROOT / "data" / "sample_app" / "shop_server.py"
@@ -36,14 +37,6 @@ ALERT_EXPR = (
     f'sum by (service) (rate(http_requests_total{{service="{SERVICE_NAME}",code=~"5.."}}[5s]))'
     f' / sum by (service) (rate(http_requests_total{{service="{SERVICE_NAME}"}}[5s])) > 0.1'
 )
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def missing_binaries() -> list[str]:
