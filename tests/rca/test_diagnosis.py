@@ -519,6 +519,14 @@ def test_only_weak_confirmations_need_fair_similarity(chunks: Any) -> None:
         incident, docs(chunks, ("POS-500-CHECKOUT", 0.55)), retrieval_low_confidence=False
     )
     assert not close.abstained
+    # The incident's own service field naming a caller stays a record: the PLU family's caller
+    # reporting "503 on lookups" is answered below the prose similarity floor.
+    caller = diagnose(
+        {"message": "503 on lookups", "service": "pos-api"},
+        docs(chunks, ("POS-503-PLU", 0.45)),
+        retrieval_low_confidence=False,
+    )
+    assert caller.leading is not None and caller.leading.key == "POS-503-PLU"
 
 
 def test_a_service_the_reporter_rules_out_contradicts_unless_a_record_shows_it(

@@ -108,6 +108,8 @@ RANK_WEIGHT = 0.1
 COMPONENT_KINDS = frozenset({SERVICE, PATH, FILE, IDENTIFIER})
 NOT_COVERED = "similar symptoms in a system the knowledge base does not cover"
 NO_HISTORY = "no similar history in the knowledge base"
+#: The evidence id of the incident's ``service`` field.
+SERVICE_FIELD = "incident:service"
 NO_SUPPORT = "no candidate has confirmed, uncontradicted support in the incident's evidence"
 NO_FAILURE = "the measured error ratio stayed flat and no evidence shows a failure"
 
@@ -282,11 +284,17 @@ PROSE_MIN_SIMILARITY = 0.5
 def _evidence_enough(cand: Candidate, prose: frozenset[str]) -> bool:
     """Confirmed by a record (field, stack, log, collected item), or with fair similarity.
 
-    ``prose`` holds the ids of the reporter's own words (message, notes). A weak confirmation
-    -- a routine (INFO) line, or the incident's service being a neighbour of the family --
-    counts like prose: "pos-api INFO till 2 opened" in a quiet log says nothing failed there.
+    ``prose`` holds the ids of the reporter's own words (message, notes). A routine or handled
+    log line counts like prose: "pos-api INFO till 2 opened" in a quiet log says nothing failed
+    there. The incident's own ``service`` field stays a record even when it only names a
+    caller the doc lists (a neighbour, weak): "503 on lookups" from ``pos-api`` is the PLU
+    family's caller reporting it.
     """
-    records = any(i not in prose for h in cand.confirmed if not h.weak for i in h.evidence_ids)
+    records = any(
+        i not in prose and (not h.weak or i == SERVICE_FIELD)
+        for h in cand.confirmed
+        for i in h.evidence_ids
+    )
     return records or cand.similarity >= PROSE_MIN_SIMILARITY
 
 
