@@ -59,13 +59,13 @@ from app.evidence.signals import (
 from app.evidence.sources.signals import STATUS_FLAT
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
 from app.rca.matching import (
-    FAILURE_KINDS,
     WEAK_STRENGTH,
     MatchContext,
     dedupe,
     families,
     missing_signals,
     neighbour_words,
+    shows_failure,
     weigh_codes,
     weigh_conditions,
     weigh_contrast_files,
@@ -298,11 +298,6 @@ def _evidence_enough(cand: Candidate, prose: frozenset[str]) -> bool:
     return records or cand.similarity >= PROSE_MIN_SIMILARITY
 
 
-def _shows_failure(cand: Candidate) -> bool:
-    """Whether a non-weak confirmation shows what failed (``FAILURE_KINDS``)."""
-    return any(h.kind in FAILURE_KINDS and not h.weak for h in cand.confirmed)
-
-
 def _decide(
     candidates: list[Candidate], retrieval_low_confidence: bool, observed: IncidentSignals
 ) -> Diagnosis:
@@ -324,7 +319,7 @@ def _decide(
         # A family whose own failure shows (exception, exact status, phrase, code, code
         # location) leads one confirmed only by where it runs and by routine or handled lines:
         # "sale rejected 422 … (re-keyed ok)" beside "plu-service … -> 503" is noise.
-        best = next((c for c in supported if _shows_failure(c)), supported[0])
+        best = next((c for c in supported if shows_failure(c)), supported[0])
         # The best supported candidate leads, even when an unsupported one scored higher.
         ordered = [best, *(c for c in candidates if c is not best)]
         return Diagnosis(

@@ -327,25 +327,24 @@ def weigh_ruled_out(cand: Candidate, ctx: MatchContext, names: Sequence[str]) ->
     confirms the family: the reporter's word stands when nothing else speaks, and yields to the
     evidence when it does.
     """
-    prose = [i for i in ctx.observed.items if i.source == MESSAGE]
+    prose = {i.id: i.text.lower() for i in ctx.observed.items if i.source == MESSAGE}
     ruled_out = [
-        (name, item)
+        (name, item_id)
         for name in names
         if "-" in name
-        for item in prose
-        if any(_ruled_out(item.text.lower(), m) for m in _name_re(name).finditer(item.text.lower()))
+        for item_id, text in prose.items()
+        if any(_ruled_out(text, m) for m in _name_re(name).finditer(text))
     ]
     if not ruled_out:
         return
-    prose_ids = {i.id for i in prose}
-    if any(i not in prose_ids for h in cand.confirmed if not h.weak for i in h.evidence_ids):
+    if any(i not in prose for h in cand.confirmed if not h.weak for i in h.evidence_ids):
         return
-    name, item = ruled_out[0]
+    name, item_id = ruled_out[0]
     cand.contradicted.append(
         SignalHit(
             SERVICE,
             name,
-            [item.id],
+            [item_id],
             observed=f"{name} ruled out",
             why=f"the reporter says {name} is not the one failing, and no record shows it is",
         )
@@ -477,6 +476,11 @@ def weigh_contrast_files(cand: Candidate, ctx: MatchContext, contrast: Sequence[
 FAILURE_KINDS = frozenset({CODE, EXCEPTION, STATUS, PHRASE, FILE, IDENTIFIER})
 
 
+def shows_failure(cand: Candidate) -> bool:
+    """Whether a non-weak confirmation shows what failed (``FAILURE_KINDS``)."""
+    return any(h.kind in FAILURE_KINDS and not h.weak for h in cand.confirmed)
+
+
 def weigh_conditions(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
     """Platform failure conditions: an expected one confirms; another contradicts.
 
@@ -489,9 +493,7 @@ def weigh_conditions(cand: Candidate, ctx: MatchContext, expected: Sequence[str]
     matched = [o for o in seen if o.value in expected]
     for value in unique(o.value for o in matched):
         cand.confirmed.append(_hit(CONDITION, value, [o for o in matched if o.value == value]))
-    if matched or not seen:
-        return
-    if any(h.kind in FAILURE_KINDS and not h.weak for h in cand.confirmed):
+    if matched or not seen or shows_failure(cand):
         return
     observed = ", ".join(unique(o.value for o in seen))
     cand.contradicted.append(
