@@ -6,6 +6,7 @@ from tests.evidence.helpers import PY_CHAINED_CAUSE, PY_DURING_HANDLING
 
 from app.evidence.model import EvidenceFormat, Frame, Level
 from app.evidence.parse import parse_stack_trace, parse_text
+from app.evidence.python_trace import source_echo_lines
 
 PY_LIBRARY_ONLY_ROOT = """\
 Traceback (most recent call last):
@@ -59,3 +60,17 @@ def test_bare_exception_with_multi_line_message() -> None:
     assert "quantity" in parsed.exception_message
     assert "greater than 0" in parsed.exception_message
     assert parsed.http_statuses == (422,)
+
+
+def test_source_lines_under_frames_are_told_from_exception_lines() -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/srv/pos_api/checkout.py", line 41, in complete_sale',
+        "    per_item = total / item_count",
+        '  File "/srv/pos_api/money.py", line 9, in split',
+        "KeyError: 'sku'",
+        "ZeroDivisionError: division by zero",
+    ]
+    assert source_echo_lines(lines) == {2}
+    # Pasted without indentation, a code line is still told from the exception line.
+    assert source_echo_lines([line.strip() for line in lines]) == {2}

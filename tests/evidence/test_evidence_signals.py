@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.evidence.signals import (
     CODE,
     EXCEPTION,
@@ -21,6 +23,8 @@ from app.evidence.signals import (
     observe_incident,
     path_matches,
     paths,
+    request_hosts,
+    shows_trouble,
     statuses,
     url_hosts,
     words,
@@ -188,6 +192,9 @@ def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("x509: certificate has expired") == ["certificate"]
     assert failure_conditions("429 Too Many Requests") == ["rate limit"]
     assert failure_conditions("payment provider timed out after 30 s") == []
+    assert failure_conditions("compressor high pressure fault") == ["equipment fault"]
+    assert failure_conditions("receipt printer out of paper on till 3") == ["equipment fault"]
+    assert failure_conditions("connection leak in the pool, memory leak suspected") == []
     observed = observe_incident({"message": "ok", "logs": ["INFO disk full check skipped"]})
     assert [o.weak for o in observed.of("condition")] == [True]
 
@@ -207,3 +214,48 @@ def test_a_line_whose_failure_was_handled_is_weak() -> None:
     weak = {o.evidence_id: o.weak for o in observed.of(STATUS)}
     assert weak == {"incident:log:1": True, "incident:log:2": True, "incident:log:4": False}
     assert [o.weak for o in observed.of(EXCEPTION)] == [True]
+
+
+def test_echoed_source_code_shows_its_names_and_nothing_else() -> None:
+    incident = {
+        "message": "till crash",
+        "stack_trace": (
+            "Traceback (most recent call last):\n"
+            '  File "/srv/pos_api/client.py", line 12, in fetch_price\n'
+            "    if status_code == 503: raise PluUnavailable(total)\n"
+            "KeyError: 'sku'"
+        ),
+    }
+    items = {i.id: i for i in incident_texts(incident)}
+    assert items["incident:stack:3"].source_code
+    assert not items["incident:stack:4"].source_code
+    observed = observe_incident(incident)
+    from_code = {o.kind for o in observed.observations if o.evidence_id == "incident:stack:3"}
+    assert from_code == {IDENTIFIER}
+    assert observed.values(EXCEPTION) == {"KeyError"}
+
+
+def test_the_host_a_proxy_served_is_a_record_of_the_system() -> None:
+    line = 'upstream: "http://10.0.0.5:3000/", host: "wiki.corp"'
+    assert request_hosts(line) == ["wiki"]
+    assert request_hosts("GET http://inventory-svc/stock/1 -> 503") == []
+    assert request_hosts('{"host": "localhost:8080"}') == []
+    observed = observe_incident({"message": "502 on wiki.corp", "logs": [line]})
+    assert observed.named_host == "wiki"
+    two = observe_incident({"message": "x", "logs": [line, 'host: "shop.corp"']})
+    assert two.named_host is None
+
+
+@pytest.mark.parametrize(
+    ("text", "trouble"),
+    [
+        ("503s on lookups", True),
+        ("checkout down since 14:05", True),
+        ("card machines declining everything", True),
+        ("fridge alarms silent since 02:00", True),
+        ("stock counts wrong after the nightly sync", False),
+        ("checkout page slow to load product images", False),
+    ],
+)
+def test_trouble_words_say_something_fails(text: str, trouble: bool) -> None:
+    assert shows_trouble(text) is trouble

@@ -13,7 +13,9 @@ import pytest
 
 from app.rag.ingest import KnowledgeChunk, load_error_docs
 from app.rag.signals import read_signals
+from app.rca.confidence import diagnosis_band
 from app.rca.diagnosis import NOT_COVERED, Candidate, diagnose
+from app.rca.schema import ConfidenceBand
 
 KNOWLEDGE = Path(__file__).resolve().parents[2] / "data" / "knowledge" / "error_docs.txt"
 
@@ -674,3 +676,108 @@ def test_a_family_whose_failure_shows_leads_one_seen_only_in_a_handled_line(
         retrieval_low_confidence=False,
     )
     assert again.leading is not None and again.leading.key == "POS-422-LINES"
+
+
+def test_a_word_in_echoed_source_code_is_not_the_familys_phrase(chunks: Any) -> None:
+    # ``total`` in ``per_item = total / item_count`` is a variable, not "total" in a 422 body.
+    incident = {
+        "message": "till crash at checkout",
+        "service": "pos-api",
+        "stack_trace": (
+            "Traceback (most recent call last):\n"
+            '  File "/srv/pos_api/checkout.py", line 41, in complete_sale\n'
+            "    per_item = total / item_count\n"
+            "ZeroDivisionError: division by zero"
+        ),
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("CO-500", 0.75), ("POS-500-CHECKOUT", 0.64), ("POS-422-AMOUNT", 0.51)),
+        retrieval_low_confidence=False,
+    )
+    amount = by_code(diagnosis.candidates)["POS-422-AMOUNT"]
+    assert "phrase" not in kinds(amount.confirmed)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-500-CHECKOUT"
+
+
+def test_records_overrule_an_error_code_field_they_contradict(chunks: Any) -> None:
+    logs = [
+        "card-gateway: POST /v3/authorize -> 502 Bad Gateway (upstream acquirer returned "
+        "invalid response)",
+        "till 2: tender CASH accepted",
+    ]
+    incident = {"error_code": "PAY-408", "message": "payments failing at tills", "logs": logs}
+    pairs = (("PAY-408", 0.70), ("POS-502-CARD", 0.78), ("CH-502", 0.45))
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-502-CARD"
+    assert diagnosis.overruled_code == "PAY-408"
+    assert diagnosis.as_dict()["overruled_code"] == "PAY-408"
+    pay = by_code(diagnosis.candidates)["PAY-408"]
+    assert "code" not in kinds(pay.confirmed)
+    assert [h.evidence_ids for h in pay.hints] == [["incident:error_code"]]
+    assert diagnosis_band(diagnosis) is ConfidenceBand.MEDIUM
+    # A field the records do not contradict stays a record: it names the family.
+    agreeing = dict(incident, error_code="POS-502-CARD")
+    kept = diagnose(agreeing, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert kept.overruled_code is None
+    card = by_code(kept.candidates)["POS-502-CARD"]
+    assert "code" in kinds(card.confirmed)
+    # And records that show no other family's failure leave the field alone.
+    quiet = diagnose(
+        dict(incident, logs=["till 2: tender CASH accepted"]),
+        docs(chunks, *pairs),
+        retrieval_low_confidence=False,
+    )
+    assert quiet.overruled_code is None
+    assert "code" in kinds(by_code(quiet.candidates)["PAY-408"].confirmed)
+
+
+def test_a_fault_of_the_equipment_itself_contradicts_the_software_family(chunks: Any) -> None:
+    incident = {
+        "message": "Chiller alarm store 22: compressor high pressure fault reported by the "
+        "unit itself; monitoring works fine",
+        "service": "chiller-monitor",
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("CH-502", 0.55)), retrieval_low_confidence=False)
+    chiller = by_code(diagnosis.candidates)["CH-502"]
+    assert "condition" in kinds(chiller.contradicted)
+    assert diagnosis.abstained
+
+
+@pytest.mark.parametrize(
+    ("message", "answered"),
+    [
+        ("stock counts wrong after the nightly sync, shows 0 for items on the shelf", False),
+        ("down", True),
+        ("lookups erroring since 09:00", True),
+        ("503s", True),
+    ],
+)
+def test_a_service_alone_answers_only_when_the_incident_says_something_fails(
+    chunks: Any, message: str, answered: bool
+) -> None:
+    diagnosis = diagnose(
+        {"message": message, "service": "inventory-service"},
+        docs(chunks, ("INV-503", 0.27)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.abstained is not answered
+
+
+def test_the_site_a_proxy_served_stands_in_for_a_missing_service_field(chunks: Any) -> None:
+    incident = {
+        "message": "502 Bad Gateway on the intranet wiki",
+        "logs": [
+            "nginx: upstream prematurely closed connection while reading response header from "
+            'upstream, upstream: "http://10.0.0.5:3000/", host: "wiki.corp"'
+        ],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("POS-502-CARD", 0.51), ("CH-502", 0.48)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.abstained and diagnosis.reason.startswith(NOT_COVERED)
+    assert "wiki" in diagnosis.reason
+    chiller = by_code(diagnosis.candidates)["CH-502"]
+    assert "service" in kinds(chiller.contradicted) and not chiller.offered

@@ -88,6 +88,25 @@ def parse_python_traceback(text: str) -> Trace | None:
     )
 
 
+def source_echo_lines(lines: Sequence[str]) -> set[int]:
+    """Indexes of the program-source lines a Python traceback echoes under its frames.
+
+    ``    per_item = total / item_count`` under ``File "checkout.py", line 41`` is the code that
+    ran, not what happened: its words are variable names. A line counts when it directly
+    follows a frame line and is neither a frame nor an exception line (so a trace pasted
+    without its indentation is read the same way).
+    """
+    echoed: set[int] = set()
+    for i in range(1, len(lines)):
+        line = lines[i]
+        if not _PY_FRAME_RE.match(lines[i - 1]) or not line.strip() or _PY_FRAME_RE.match(line):
+            continue
+        exception = _PY_EXCEPTION_LINE_RE.match(line.strip())
+        if exception is None or not _looks_like_exception(exception["type"]):
+            echoed.add(i)
+    return echoed
+
+
 def python_trace_end(lines: Sequence[str], start: int) -> int:
     """Index just past the Python traceback (with its chain) starting at ``start``.
 

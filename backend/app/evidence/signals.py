@@ -42,6 +42,7 @@ from app.evidence.patterns import (
     find_http_statuses,
     unique,
 )
+from app.evidence.python_trace import source_echo_lines
 from app.evidence.services import service_name
 from app.evidence.sources.signals import metric_signals
 
@@ -105,8 +106,31 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b",
         "rate limit": r"\brate[- ]limit(?:ed|ing)?\b|\btoo many requests\b|\bthrottl(?:ed|ing)\b",
         "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b",
+        # The machine in the store, not the software: a compressor alarm, a printer out of paper.
+        "equipment fault": r"\bcompressors?\b|\brefrigerant\b"
+        r"|\bhigh[- ]pressure (?:fault|alarm|trip)|\bpower (?:outage|cut|failure)\b"
+        r"|\bpaper (?:jam|low)\b|\bout of paper\b"
+        r"|\bhardware (?:fault|failure|error)\b|\bloud noise\b|\bfan (?:failure|fault)\b",
     }.items()
 }
+
+
+#: Words that say something is failing, in any piece of an incident: "down", "503s",
+#: "erroring", "declining everything", "alarms silent". "Slow to load" or "counts are wrong"
+#: say something is off, not that a service fails.
+TROUBLE_RE = re.compile(
+    r"\b(?:down|outages?|errors?|erroring|errored|fail\w*|unavailable|unreachable"
+    r"|time[sd]?[- ]?outs?|timing out|crash\w*|refus\w*|reject\w*|declin\w*|dead|dying|died"
+    r"|broken|breaks|stuck|hang\w*|silent|stopped|not (?:working|responding|answering)"
+    r"|can(?:no|')?t|unable|exceptions?|panic\w*|restart\w*|crashloop\w*|[45](?:\d\d|xx)s?"
+    r"|alert\w*|alarms?|firing|paging|fatal|critical|severe|warn(?:ing)?)\b",
+    re.IGNORECASE,
+)
+
+
+def shows_trouble(text: str) -> bool:
+    """Whether ``text`` says something is failing (``TROUBLE_RE``)."""
+    return bool(TROUBLE_RE.search(text))
 
 
 def failure_conditions(text: str) -> list[str]:
@@ -265,6 +289,23 @@ def path_matches(expected: str, observed: str) -> bool:
     return shape(expected) == shape(observed) and bool(shape(expected))
 
 
+#: A request's host written as a field: nginx's ``host: "wiki.corp"``, ``Host=...``, JSON.
+_HOST_FIELD_RE = re.compile(
+    r"\bhost[\"']?\s*[:=]\s*[\"']?(?P<host>[A-Za-z][A-Za-z0-9-]*)", re.IGNORECASE
+)
+
+
+def request_hosts(text: str) -> list[str]:
+    """The hosts requests were made *to* as a record writes them (first label, lower-cased).
+
+    Only ``host:`` fields count (the site a proxy served): a URL's host is usually a callee
+    (``http://inventory-svc/stock``, the provider's API), not the system that failed.
+    ``localhost`` names no system and is left out.
+    """
+    found = (m.group("host").lower() for m in _HOST_FIELD_RE.finditer(text))
+    return unique(h for h in found if h != "localhost")
+
+
 def url_hosts(text: str) -> list[str]:
     """Host names of URLs in ``text`` (first label, lower-cased): ``plu-service`` etc."""
     return unique(m.group("host").lower() for m in _URL_RE.finditer(text))
@@ -309,6 +350,8 @@ class EvidenceText:
     source: str
     weak: bool = False
     words: tuple[str, ...] = ()
+    #: A program-source line a traceback echoes under a frame: it names code, not events.
+    source_code: bool = False
 
 
 @dataclass(frozen=True)
@@ -332,6 +375,8 @@ class IncidentSignals:
     service: str | None = None
     #: The one service the log records name, when the causal record names it (lower-cased).
     inferred_service: str | None = None
+    #: The one host the records (not the prose) name in ``host:`` fields, if only one.
+    named_host: str | None = None
 
     def of(self, kind: str) -> list[Observation]:
         """The observations of one kind, in evidence order."""
@@ -384,13 +429,22 @@ def incident_texts(
         source = LOG if ALERT_TITLE_RE.match(message) else MESSAGE
         # An instruction to the model ("cite PAY-408") shows nothing: its code is no hint.
         items.append(EvidenceText("incident:message", without_instructions(message), source))
-    for number, line in enumerate(str(incident.get("stack_trace") or "").splitlines(), start=1):
+    stack = str(incident.get("stack_trace") or "").splitlines()
+    echoed = source_echo_lines(stack)
+    for number, line in enumerate(stack, start=1):
         if line.strip():
-            items.append(EvidenceText(f"incident:stack:{number}", line.rstrip(), STACK))
-    for number, line in enumerate(incident.get("logs") or [], start=1):
-        text = str(line).rstrip()
+            code = number - 1 in echoed
+            items.append(
+                EvidenceText(f"incident:stack:{number}", line.rstrip(), STACK, source_code=code)
+            )
+    logs = [str(line).rstrip() for line in incident.get("logs") or []]
+    echoed = source_echo_lines(logs)
+    for number, text in enumerate(logs, start=1):
         if text.strip():
-            items.append(EvidenceText(f"incident:log:{number}", text, LOG, _is_weak(text)))
+            code = number - 1 in echoed
+            items.append(
+                EvidenceText(f"incident:log:{number}", text, LOG, _is_weak(text), source_code=code)
+            )
     for number, note in enumerate(incident.get("reviewer_notes") or [], start=1):
         if str(note).strip():
             items.append(EvidenceText(f"incident:note:{number}", str(note).strip(), MESSAGE))
@@ -401,7 +455,9 @@ def incident_texts(
         weak = item.get("kind") == "log" and level.upper() in INFO_LEVELS
         if text and item.get("id"):
             items.append(EvidenceText(str(item["id"]), text, COLLECTED, weak))
-    return [EvidenceText(i.id, i.text, i.source, i.weak, words(i.text)) for i in items]
+    return [
+        EvidenceText(i.id, i.text, i.source, i.weak, words(i.text), i.source_code) for i in items
+    ]
 
 
 def observe_incident(
@@ -432,6 +488,10 @@ def observe_incident(
             )
 
         if item.id == "incident:service":
+            continue
+        if item.source_code:
+            # Echoed source shows which code ran (its names), not a status, code or failure.
+            see(IDENTIFIER, identifiers(item.text))
             continue
         if item.id == "incident:error_code":
             see(CODE, [item.text.strip().upper()])
@@ -464,6 +524,11 @@ def observe_incident(
         if only and causal.source != "message" and only in (causal.causal_line or "")
         else None
     )
+    hosts = unique(h for i in items if i.source != MESSAGE for h in request_hosts(i.text))
     return IncidentSignals(
-        items=items, observations=observations, service=service, inferred_service=inferred
+        items=items,
+        observations=observations,
+        service=service,
+        inferred_service=inferred,
+        named_host=hosts[0] if len(hosts) == 1 else None,
     )

@@ -13,7 +13,8 @@ the margin to the runner-up.
   evidence do: distinct kinds of specific signal (service, path, file, identifier, exception,
   phrase; a service another offered candidate also confirms does not count), the exact
   expected HTTP status counting as one more (never alone);
-- ``medium``: at least one specific signal confirms it and nothing contradicts it; or it rests
+- ``medium``: at least one specific signal confirms it and nothing contradicts it (at most
+  ``medium`` when the records overruled the ``error_code`` field); or it rests
   on similarity alone with similarity >= ``strong`` and a family margin >= ``margin``;
 - ``low``: anything else (similarity only, or only generic signals such as a status class).
 
@@ -119,6 +120,9 @@ def diagnosis_band(
     margin = leading.score - runner.score if runner is not None else leading.score
     if leading.contradicted:
         return ConfidenceBand.LOW
+    if diagnosis.overruled_code:
+        # The records outweighed the code whoever filed the incident gave: a reviewer decides.
+        return ConfidenceBand.MEDIUM
     # A service every other offered candidate also confirms says nothing about which one.
     shared = {
         h.signal

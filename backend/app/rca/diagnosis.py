@@ -37,7 +37,7 @@ any family, also abstains: there is no failure in view to explain.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS
@@ -55,6 +55,7 @@ from app.evidence.signals import (
     STATUS_CLASS,
     IncidentSignals,
     observe_incident,
+    shows_trouble,
 )
 from app.evidence.sources.signals import STATUS_FLAT
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
@@ -108,8 +109,9 @@ RANK_WEIGHT = 0.1
 COMPONENT_KINDS = frozenset({SERVICE, PATH, FILE, IDENTIFIER})
 NOT_COVERED = "similar symptoms in a system the knowledge base does not cover"
 NO_HISTORY = "no similar history in the knowledge base"
-#: The evidence id of the incident's ``service`` field.
+#: The evidence ids of the incident's ``service`` and ``error_code`` fields.
 SERVICE_FIELD = "incident:service"
+FIELD_CODE = "incident:error_code"
 NO_SUPPORT = "no candidate has confirmed, uncontradicted support in the incident's evidence"
 NO_FAILURE = "the measured error ratio stayed flat and no evidence shows a failure"
 
@@ -124,6 +126,8 @@ class Diagnosis:
     retrieval_low_confidence: bool
     #: ``evidence`` (confirmed support), ``similarity`` (nothing either way) or ``abstain``.
     basis: str = "abstain"
+    #: The ``error_code`` field's code when the records overruled it (weighed as a hint).
+    overruled_code: str | None = None
 
     @property
     def leading(self) -> Candidate | None:
@@ -145,6 +149,7 @@ class Diagnosis:
             "verdict": self.reason if self.abstained else None,
             "leading": leading.key if leading else None,
             "retrieval_low_confidence": self.retrieval_low_confidence,
+            "overruled_code": self.overruled_code,
             "candidates": [c.as_dict() for c in self.candidates],
         }
 
@@ -268,34 +273,86 @@ def diagnose(
     """
     observed = observe_incident(incident, collected, patterns)
     groups = families(docs)
+    candidates = _weigh_all(groups, observed)
+    if not _field_code_overruled(candidates, observed):
+        return _decide(candidates, retrieval_low_confidence, observed)
+    # The supplied code is a claim the records contradict: weigh it again as a hint.
+    observed = replace(
+        observed,
+        observations=[
+            replace(o, source=MESSAGE) if o.evidence_id == FIELD_CODE else o
+            for o in observed.observations
+        ],
+    )
+    diagnosis = _decide(_weigh_all(groups, observed), retrieval_low_confidence, observed)
+    diagnosis.overruled_code = str(incident.get("error_code") or "").strip() or None
+    return diagnosis
+
+
+def _weigh_all(
+    groups: Sequence[Sequence[Mapping[str, Any]]], observed: IncidentSignals
+) -> list[Candidate]:
     ctx = MatchContext(observed, groups)
     candidates = [
         _candidate(group, signals, rank, ctx)
         for rank, (group, signals) in enumerate(zip(groups, ctx.signals, strict=True), start=1)
     ]
     candidates.sort(key=lambda c: (not c.offered, -c.score, c.retrieval_rank))
-    return _decide(candidates, retrieval_low_confidence, observed)
+    return candidates
+
+
+def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSignals) -> bool:
+    """Whether the records outweigh the ``error_code`` field.
+
+    Whoever filed the incident (a person, an alert rule's label) may name the wrong family:
+    ``error_code=PAY-408`` over log lines of 502s from the card gateway, a family the PAY-408
+    doc sets itself apart from. The field is overruled when its own family is contradicted by
+    a record (a stack, log or collected line) and another offered family shows its own failure
+    in the records, contradicted by nothing but the field.
+    """
+    prose = {i.id for i in observed.items if i.source == MESSAGE}
+
+    def by_field(hit: SignalHit) -> bool:
+        return hit.kind == CODE and hit.evidence_ids == [FIELD_CODE]
+
+    named = next((c for c in candidates if any(by_field(h) for h in c.confirmed)), None)
+    if named is None or not any(
+        i not in prose and i != FIELD_CODE for h in named.contradicted for i in h.evidence_ids
+    ):
+        return False
+    return any(
+        c is not named
+        and c.offered
+        and shows_failure(c)
+        and all(by_field(h) for h in c.contradicted)
+        for c in candidates
+    )
 
 
 #: A candidate the reporter's prose alone confirms needs at least this similarity to answer.
 PROSE_MIN_SIMILARITY = 0.5
 
 
-def _evidence_enough(cand: Candidate, prose: frozenset[str]) -> bool:
+def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool) -> bool:
     """Confirmed by a record (field, stack, log, collected item), or with fair similarity.
 
     ``prose`` holds the ids of the reporter's own words (message, notes). A routine or handled
     log line counts like prose: "pos-api INFO till 2 opened" in a quiet log says nothing failed
     there. The incident's own ``service`` field stays a record even when it only names a
     caller the doc lists (a neighbour, weak): "503 on lookups" from ``pos-api`` is the PLU
-    family's caller reporting it.
+    family's caller reporting it. But where only the service confirms the family, the
+    incident must say something fails (``trouble``) or be fairly similar: "stock counts wrong
+    after the nightly sync" from inventory-service is that service, not its outage family.
     """
-    records = any(
+    if cand.similarity >= PROSE_MIN_SIMILARITY:
+        return True
+    if not trouble and all(h.kind in (SERVICE, STATUS_CLASS) for h in cand.confirmed):
+        return False
+    return any(
         i not in prose and (not h.weak or i == SERVICE_FIELD)
         for h in cand.confirmed
         for i in h.evidence_ids
     )
-    return records or cand.similarity >= PROSE_MIN_SIMILARITY
 
 
 def _decide(
@@ -305,10 +362,13 @@ def _decide(
         return Diagnosis([], True, NO_HISTORY, retrieval_low_confidence)
     offered = [c for c in candidates if c.offered]
     if not offered:
-        service = observed.service or observed.inferred_service or "this system"
+        service = (
+            observed.service or observed.inferred_service or observed.named_host or "this system"
+        )
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({service})", retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
-    supported = [c for c in offered if c.supported and _evidence_enough(c, prose)]
+    trouble = any(shows_trouble(i.text) for i in observed.items if i.id != SERVICE_FIELD)
+    supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble)]
     flat = bool(observed.of(STATUS_FLAT))
     if flat and not any(not h.weak for c in supported for h in c.confirmed):
         # The measured error ratio stayed flat and nothing but a weak hint confirms a family:

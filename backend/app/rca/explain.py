@@ -127,7 +127,12 @@ def for_and_against(candidate: Candidate) -> str:
         )
         parts.append(f"against: {against}")
     for hint in candidate.hints[:1]:
-        parts.append(f"{hint.signal} named only in the prose (a hint, not evidence)")
+        where = (
+            "by the error_code field, which the records contradict"
+            if "incident:error_code" in hint.evidence_ids
+            else "only in the prose"
+        )
+        parts.append(f"{hint.signal} named {where} (a hint, not evidence)")
     return "; ".join(parts)
 
 

@@ -264,6 +264,11 @@ class ExtractiveGenerator:
             f"(similarity {leading.similarity:.2f}; {for_and_against(leading)}). Historical "
             "similarity is not proof: confirm the cause with the checks below before acting."
         )
+        if diagnosis.overruled_code:
+            summary += (
+                f" The error_code field named {diagnosis.overruled_code}, but the incident's "
+                "records contradict that family; the records were followed."
+            )
         return Rca(
             summary=clip(summary, 4000),
             hypotheses=hypotheses,

@@ -201,19 +201,20 @@ class MatchContext:
             if (g[0].get("metadata") or {}).get("error_code")
         }
         self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
-        # With no ``service`` field, the causal log record's own service speaks for the
-        # incident -- but only when the evidence names no service the candidates know.
+        # With no ``service`` field, the causal log record's own service (or else the one
+        # host the records name, ``host: "wiki.corp"``) speaks for the incident -- but only
+        # when the evidence names no service the candidates know.
         self.reporter: tuple[str, str] | None = None
         if observed.service:
             self.reporter = (observed.service, "incident:service")
-        elif observed.inferred_service and not any(
+        elif (stand_in := observed.inferred_service or observed.named_host) and not any(
             mentions(item, name) for name in self.all_services for item in observed.items
         ):
             where = next(
-                (i.id for i in observed.items if observed.inferred_service in i.text.lower()),
+                (i.id for i in observed.items if stand_in in i.text.lower()),
                 "incident:message",
             )
-            self.reporter = (observed.inferred_service, where)
+            self.reporter = (stand_in, where)
 
 
 def _strength(ids: Iterable[str], weak_ids: set[str]) -> tuple[list[str], bool]:
@@ -243,11 +244,12 @@ def weigh_codes(cand: Candidate, ctx: MatchContext) -> None:
         code = normal_code(obs.value)
         if obs.source == MESSAGE:
             if code == own:
-                cand.hints.append(
-                    SignalHit(
-                        CODE, obs.value, [obs.evidence_id], why="code only in the prose: a hint"
-                    )
+                why = (
+                    "the error_code field names it, but the records contradict it: a hint"
+                    if obs.evidence_id == "incident:error_code"
+                    else "code only in the prose: a hint"
                 )
+                cand.hints.append(SignalHit(CODE, obs.value, [obs.evidence_id], why=why))
             continue
         if code == own:
             cand.confirmed.append(
@@ -533,7 +535,9 @@ def weigh_phrases(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -
         items = [
             i
             for i in ctx.observed.items
-            if i.id != "incident:service" and contains_phrase(i.words, phrase_words)
+            if i.id != "incident:service"
+            and not i.source_code
+            and contains_phrase(i.words, phrase_words)
         ]
         if not items:
             continue
