@@ -195,6 +195,8 @@ def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("compressor high pressure fault") == ["equipment fault"]
     assert failure_conditions("receipt printer out of paper on till 3") == ["equipment fault"]
     assert failure_conditions("connection leak in the pool, memory leak suspected") == []
+    assert failure_conditions("deploy pipeline failed at the lint step") == ["build failure"]
+    assert failure_conditions("checkout 500s since the 14:05 deploy") == []
     observed = observe_incident({"message": "ok", "logs": ["INFO disk full check skipped"]})
     assert [o.weak for o in observed.of("condition")] == [True]
 

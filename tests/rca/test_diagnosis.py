@@ -261,14 +261,16 @@ def test_band_a_service_every_candidate_confirms_is_not_specific(chunks: Any) ->
     from app.rca.confidence import diagnosis_band
     from app.rca.schema import ConfidenceBand
 
-    incident = {"message": "sales fail", "service": "pos-api", "logs": ["ERROR HTTP 500"]}
+    # Both 422 families run on pos-api and both expect the 422: the service tells neither.
+    incident = {"message": "sales fail", "service": "pos-api", "logs": ["ERROR HTTP 422"]}
     result = diagnose(
         incident,
-        docs(chunks, ("POS-500-CHECKOUT", 0.8), ("POS-422-QTY", 0.2)),
+        docs(chunks, ("POS-422-QTY", 0.8), ("POS-422-LINES", 0.2)),
         retrieval_low_confidence=False,
     )
     shared = [h.signal for c in result.candidates for h in c.confirmed if h.kind == "service"]
     assert shared.count("pos-api") == 2
+    assert not any(c.contradicted for c in result.candidates)
     assert diagnosis_band(result) is not ConfidenceBand.HIGH
 
 
@@ -781,3 +783,24 @@ def test_the_site_a_proxy_served_stands_in_for_a_missing_service_field(chunks: A
     assert "wiki" in diagnosis.reason
     chiller = by_code(diagnosis.candidates)["CH-502"]
     assert "service" in kinds(chiller.contradicted) and not chiller.offered
+
+
+def test_a_shared_service_is_telling_once_the_evidence_rules_the_others_out(chunks: Any) -> None:
+    incident = {
+        "message": "till checkout erroring",
+        "service": "pos-api",
+        "stack_trace": "TypeError: Cannot read properties of undefined (reading 'unitPrice')\n"
+        "    at priceLine (/srv/pos-api/src/handlers/checkout.js:112:31)",
+        "logs": ["ERROR POST /pos/v1/checkout 500 43ms store=0117 till=4"],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("POS-500-CHECKOUT", 0.62), ("POS-422-QTY", 0.45), ("POS-422-LINES", 0.44)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-500-CHECKOUT"
+    # Both 422 families also run on pos-api, but the logged 500 contradicts them.
+    assert all(
+        by_code(diagnosis.candidates)[c].contradicted for c in ("POS-422-QTY", "POS-422-LINES")
+    )
+    assert diagnosis_band(diagnosis) is ConfidenceBand.HIGH

@@ -106,6 +106,9 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b",
         "rate limit": r"\brate[- ]limit(?:ed|ing)?\b|\btoo many requests\b|\bthrottl(?:ed|ing)\b",
         "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b",
+        # The delivery pipeline, not the running service: "deploy pipeline failed at lint".
+        "build failure": r"\b(?:build|pipeline|lint(?:er|ing)?|ci job|unit tests?|compil\w*)\b"
+        r"[^.\n]{0,30}\bfail\w*",
         # The machine in the store, not the software: a compressor alarm, a printer out of paper.
         "equipment fault": r"\bcompressors?\b|\brefrigerant\b"
         r"|\bhigh[- ]pressure (?:fault|alarm|trip)|\bpower (?:outage|cut|failure)\b"

@@ -11,8 +11,8 @@ the margin to the runner-up.
   (message or notes), and either the error code from the ``error_code`` field, a stack line or
   collected evidence confirms it, or at least ``high_specific`` confirmations from non-routine
   evidence do: distinct kinds of specific signal (service, path, file, identifier, exception,
-  phrase; a service another offered candidate also confirms does not count), the exact
-  expected HTTP status counting as one more (never alone);
+  phrase; a service another uncontradicted offered candidate also confirms does not count),
+  the exact expected HTTP status counting as one more (never alone);
 - ``medium``: at least one specific signal confirms it and nothing contradicts it (at most
   ``medium`` when the records overruled the ``error_code`` field); or it rests
   on similarity alone with similarity >= ``strong`` and a family margin >= ``margin``;
@@ -123,11 +123,12 @@ def diagnosis_band(
     if diagnosis.overruled_code:
         # The records outweighed the code whoever filed the incident gave: a reviewer decides.
         return ConfidenceBand.MEDIUM
-    # A service every other offered candidate also confirms says nothing about which one.
+    # A service another candidate still in the running also confirms says nothing about which
+    # one; a candidate the evidence contradicts (a 422 family beside a logged 500) is out.
     shared = {
         h.signal
         for c in diagnosis.candidates
-        if c is not leading and c.offered
+        if c is not leading and c.offered and not c.contradicted
         for h in c.confirmed
         if h.kind == SERVICE
     }

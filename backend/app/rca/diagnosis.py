@@ -355,6 +355,21 @@ def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool) -> b
     )
 
 
+#: Kinds of observation that show a failure whatever the words around them.
+_FAILURE_SIGNS = frozenset({CODE, STATUS, STATUS_CLASS, EXCEPTION, CONDITION})
+
+
+def _says_something_fails(observed: IncidentSignals) -> bool:
+    """Whether any piece of the incident says something fails.
+
+    A failure word (``TROUBLE_RE``), a code, a status, an exception or a platform condition
+    counts; the ``service`` field alone says nothing.
+    """
+    return any(o.kind in _FAILURE_SIGNS for o in observed.observations) or any(
+        shows_trouble(i.text) for i in observed.items if i.id != SERVICE_FIELD
+    )
+
+
 def _decide(
     candidates: list[Candidate], retrieval_low_confidence: bool, observed: IncidentSignals
 ) -> Diagnosis:
@@ -367,7 +382,7 @@ def _decide(
         )
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({service})", retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
-    trouble = any(shows_trouble(i.text) for i in observed.items if i.id != SERVICE_FIELD)
+    trouble = _says_something_fails(observed)
     supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble)]
     flat = bool(observed.of(STATUS_FLAT))
     if flat and not any(not h.weak for c in supported for h in c.confirmed):
