@@ -23,9 +23,9 @@ from app.evidence.signals import (
     observe_incident,
     path_matches,
     paths,
-    request_hosts,
     shows_trouble,
     statuses,
+    system_names,
     url_hosts,
     words,
 )
@@ -237,15 +237,17 @@ def test_echoed_source_code_shows_its_names_and_nothing_else() -> None:
     assert observed.values(EXCEPTION) == {"KeyError"}
 
 
-def test_the_host_a_proxy_served_is_a_record_of_the_system() -> None:
+def test_the_site_served_and_the_workload_name_the_system() -> None:
     line = 'upstream: "http://10.0.0.5:3000/", host: "wiki.corp"'
-    assert request_hosts(line) == ["wiki"]
-    assert request_hosts("GET http://inventory-svc/stock/1 -> 503") == []
-    assert request_hosts('{"host": "localhost:8080"}') == []
+    assert system_names(line) == ["wiki"]
+    assert system_names("GET http://inventory-svc/stock/1 -> 503") == []
+    assert system_names('{"host": "localhost:8080"}') == []
+    labels = "labels: alertname=KubePodCrashLooping container=recommender namespace=ml"
+    assert system_names(labels) == ["recommender"]
     observed = observe_incident({"message": "502 on wiki.corp", "logs": [line]})
-    assert observed.named_host == "wiki"
+    assert observed.named_system == "wiki"
     two = observe_incident({"message": "x", "logs": [line, 'host: "shop.corp"']})
-    assert two.named_host is None
+    assert two.named_system is None
 
 
 @pytest.mark.parametrize(

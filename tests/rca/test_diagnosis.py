@@ -804,3 +804,37 @@ def test_a_shared_service_is_telling_once_the_evidence_rules_the_others_out(chun
         by_code(diagnosis.candidates)[c].contradicted for c in ("POS-422-QTY", "POS-422-LINES")
     )
     assert diagnosis_band(diagnosis) is ConfidenceBand.HIGH
+
+
+def test_an_alerts_label_echo_of_the_error_code_is_the_same_claim(chunks: Any) -> None:
+    # The alert intake renders the labels as a log line; its error_code=PAY-408 repeats the
+    # field, so the 502s from the card gateway still overrule it.
+    incident = {
+        "error_code": "PAY-408",
+        "event": "HighErrorRate",
+        "service": "pos-card-gateway",
+        "message": "card authorisations failing — 21% of POST /v3/authorize returned 502 Bad "
+        "Gateway over 5m; cash tenders unaffected.",
+        "logs": [
+            "labels: alertname=HighErrorRate code=502 error_code=PAY-408 "
+            "route=POST /v3/authorize service=pos-card-gateway severity=critical"
+        ],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("POS-502-CARD", 0.75), ("PAY-408", 0.61)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-502-CARD"
+    assert diagnosis.overruled_code == "PAY-408"
+
+
+def test_a_workload_label_stands_in_for_a_missing_service_field(chunks: Any) -> None:
+    incident = {
+        "event": "KubePodCrashLooping",
+        "message": "Pod is crash looping. — Pod ml/recommender-5c8d7b9f4-abcde (recommender) is "
+        'in waiting state (reason: "CrashLoopBackOff").',
+        "logs": ["labels: alertname=KubePodCrashLooping container=recommender namespace=ml"],
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("CH-502", 0.44)), retrieval_low_confidence=False)
+    assert diagnosis.abstained and "recommender" in diagnosis.reason

@@ -233,6 +233,14 @@ _CODE_CONTEXT_WORDS = frozenset({"code", "error", "err", "errcode", "error_code"
 _BARE_BETWEEN_WORDS_RE = re.compile(r"(?P<before>[A-Za-z]+)\s+$")
 
 
+#: A code written as the ``error_code`` label (``labels: … error_code=PAY-408 …``).
+_LABEL_ECHO_RE = re.compile(r"\berror_code=", re.IGNORECASE)
+
+
+def _compact_code(code: str) -> str:
+    return "".join(ch for ch in code.upper() if ch.isalnum())
+
+
 def in_code_position(text: str, code: str) -> bool:
     """Whether ``code`` stands in a log line where a code is written, not in a sentence.
 
@@ -294,19 +302,25 @@ def path_matches(expected: str, observed: str) -> bool:
 
 #: A request's host written as a field: nginx's ``host: "wiki.corp"``, ``Host=...``, JSON.
 _HOST_FIELD_RE = re.compile(
-    r"\bhost[\"']?\s*[:=]\s*[\"']?(?P<host>[A-Za-z][A-Za-z0-9-]*)", re.IGNORECASE
+    r"\bhost[\"']?\s*[:=]\s*[\"']?(?P<name>[A-Za-z][A-Za-z0-9-]*)", re.IGNORECASE
+)
+#: A workload label as alerts and Kubernetes write it (``container=recommender``).
+_WORKLOAD_LABEL_RE = re.compile(
+    r"\b(?:container|deployment|app|app_kubernetes_io_name)=(?P<name>[a-z][a-z0-9-]*)"
 )
 
 
-def request_hosts(text: str) -> list[str]:
-    """The hosts requests were made *to* as a record writes them (first label, lower-cased).
+def system_names(text: str) -> list[str]:
+    """The systems a record says it is about (lower-cased): the site served, the workload.
 
-    Only ``host:`` fields count (the site a proxy served): a URL's host is usually a callee
-    (``http://inventory-svc/stock``, the provider's API), not the system that failed.
-    ``localhost`` names no system and is left out.
+    ``host:`` fields (the site a proxy served; first label) and workload labels
+    (``container=``, ``deployment=``, ``app=``). A URL's host does not count: it is usually
+    a callee (``http://inventory-svc/stock``, the provider's API), not the system that
+    failed. ``localhost`` names no system.
     """
-    found = (m.group("host").lower() for m in _HOST_FIELD_RE.finditer(text))
-    return unique(h for h in found if h != "localhost")
+    found = [m.group("name").lower() for m in _HOST_FIELD_RE.finditer(text)]
+    found += [m.group("name") for m in _WORKLOAD_LABEL_RE.finditer(text)]
+    return unique(name for name in found if name != "localhost")
 
 
 def url_hosts(text: str) -> list[str]:
@@ -378,8 +392,8 @@ class IncidentSignals:
     service: str | None = None
     #: The one service the log records name, when the causal record names it (lower-cased).
     inferred_service: str | None = None
-    #: The one host the records (not the prose) name in ``host:`` fields, if only one.
-    named_host: str | None = None
+    #: The one system the records (not the prose) name in ``host:`` fields or workload labels.
+    named_system: str | None = None
 
     def of(self, kind: str) -> list[Observation]:
         """The observations of one kind, in evidence order."""
@@ -482,6 +496,7 @@ def observe_incident(
         The pieces and their observations.
     """
     items = incident_texts(incident, collected)
+    field_code = _compact_code(str(incident.get("error_code") or ""))
     observations: list[Observation] = []
     for item in items:
 
@@ -500,6 +515,10 @@ def observe_incident(
             see(CODE, [item.text.strip().upper()])
             continue
         codes = find_error_codes(item.text, patterns)
+        if item.source == LOG and _LABEL_ECHO_RE.search(item.text):
+            # The alert's labels rendered as a log line repeat the ``error_code`` field: the
+            # same claim, not a second record of it.
+            codes = [c for c in codes if _compact_code(c) != field_code]
         if item.source in (LOG, COLLECTED):
             # A code a log line merely mentions in prose ("looks like CO-500") is a hint.
             placed = [c for c in codes if in_code_position(item.text, c)]
@@ -527,11 +546,11 @@ def observe_incident(
         if only and causal.source != "message" and only in (causal.causal_line or "")
         else None
     )
-    hosts = unique(h for i in items if i.source != MESSAGE for h in request_hosts(i.text))
+    systems = unique(n for i in items if i.source != MESSAGE for n in system_names(i.text))
     return IncidentSignals(
         items=items,
         observations=observations,
         service=service,
         inferred_service=inferred,
-        named_host=hosts[0] if len(hosts) == 1 else None,
+        named_system=systems[0] if len(systems) == 1 else None,
     )

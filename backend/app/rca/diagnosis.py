@@ -378,7 +378,7 @@ def _decide(
     offered = [c for c in candidates if c.offered]
     if not offered:
         service = (
-            observed.service or observed.inferred_service or observed.named_host or "this system"
+            observed.service or observed.inferred_service or observed.named_system or "this system"
         )
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({service})", retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)

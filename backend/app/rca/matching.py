@@ -202,12 +202,12 @@ class MatchContext:
         }
         self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
         # With no ``service`` field, the causal log record's own service (or else the one
-        # host the records name, ``host: "wiki.corp"``) speaks for the incident -- but only
-        # when the evidence names no service the candidates know.
+        # system the records name: ``host: "wiki.corp"``, ``container=recommender``) speaks
+        # for the incident -- but only when the evidence names no service the candidates know.
         self.reporter: tuple[str, str] | None = None
         if observed.service:
             self.reporter = (observed.service, "incident:service")
-        elif (stand_in := observed.inferred_service or observed.named_host) and not any(
+        elif (stand_in := observed.inferred_service or observed.named_system) and not any(
             mentions(item, name) for name in self.all_services for item in observed.items
         ):
             where = next(
