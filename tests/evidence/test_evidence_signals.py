@@ -24,10 +24,11 @@ from app.evidence.signals import (
     path_matches,
     paths,
     shows_trouble,
+    site_hosts,
     statuses,
-    system_names,
     url_hosts,
     words,
+    workload_names,
 )
 
 
@@ -239,15 +240,15 @@ def test_echoed_source_code_shows_its_names_and_nothing_else() -> None:
 
 def test_the_site_served_and_the_workload_name_the_system() -> None:
     line = 'upstream: "http://10.0.0.5:3000/", host: "wiki.corp"'
-    assert system_names(line) == ["wiki"]
-    assert system_names("GET http://inventory-svc/stock/1 -> 503") == []
-    assert system_names('{"host": "localhost:8080"}') == []
+    assert site_hosts(line) == ["wiki"]
+    assert site_hosts("GET http://inventory-svc/stock/1 -> 503") == []
+    assert site_hosts('{"host": "localhost:8080"}') == []
     labels = "labels: alertname=KubePodCrashLooping container=recommender namespace=ml"
-    assert system_names(labels) == ["recommender"]
-    observed = observe_incident({"message": "502 on wiki.corp", "logs": [line]})
-    assert observed.named_system == "wiki"
+    assert workload_names(labels) == ["recommender"]
+    observed = observe_incident({"message": "502 on wiki.corp", "logs": [line, labels]})
+    assert (observed.site, observed.workload) == ("wiki", "recommender")
     two = observe_incident({"message": "x", "logs": [line, 'host: "shop.corp"']})
-    assert two.named_system is None
+    assert two.site is None
 
 
 @pytest.mark.parametrize(

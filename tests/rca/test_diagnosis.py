@@ -838,3 +838,37 @@ def test_a_workload_label_stands_in_for_a_missing_service_field(chunks: Any) -> 
     }
     diagnosis = diagnose(incident, docs(chunks, ("CH-502", 0.44)), retrieval_low_confidence=False)
     assert diagnosis.abstained and "recommender" in diagnosis.reason
+
+
+def test_a_shared_front_door_says_nothing_when_the_path_names_the_component(
+    chunks: Any,
+) -> None:
+    line = (
+        "[error] connect() failed (111: Connection refused) while connecting to upstream, "
+        'request: "GET /chiller/api/v1/stores/0412/temps HTTP/1.1", '
+        'upstream: "http://10.2.4.17:8080/api/v1/stores/0412/temps", host: "gw.store.corp"'
+    )
+    diagnosis = diagnose(
+        {"message": "connect() failed", "logs": [line]},
+        docs(chunks, ("CH-502", 0.58), ("POS-502-CARD", 0.47)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.leading is not None and diagnosis.leading.key == "CH-502"
+
+
+def test_requests_to_another_familys_endpoint_contradict_a_generic_match(chunks: Any) -> None:
+    incident = {
+        "message": "checkout broken",
+        "logs": [
+            "[error] upstream prematurely closed connection while reading response header from "
+            'upstream, request: "POST /checkout HTTP/1.1", host: "shop.example"',
+            '10.9.0.4 - - [30/Nov/2026:03:12:09 +0000] "POST /checkout HTTP/1.1" 502 157',
+        ],
+    }
+    pairs = (("POS-502-CARD", 0.55), ("CH-502", 0.50), ("CO-500", 0.50), ("PAY-408", 0.40))
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    found = by_code(diagnosis.candidates)
+    assert "path" in kinds(found["CH-502"].contradicted) and not found["CH-502"].offered
+    # PAY-408 is "called by checkout": /checkout is its neighbour's endpoint, not another's.
+    assert "path" not in kinds(found["PAY-408"].contradicted)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "CO-500"

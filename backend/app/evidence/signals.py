@@ -310,17 +310,19 @@ _WORKLOAD_LABEL_RE = re.compile(
 )
 
 
-def system_names(text: str) -> list[str]:
-    """The systems a record says it is about (lower-cased): the site served, the workload.
+def workload_names(text: str) -> list[str]:
+    """The workloads a record names as alerts and Kubernetes label them (``container=…``)."""
+    return unique(m.group("name") for m in _WORKLOAD_LABEL_RE.finditer(text))
 
-    ``host:`` fields (the site a proxy served; first label) and workload labels
-    (``container=``, ``deployment=``, ``app=``). A URL's host does not count: it is usually
-    a callee (``http://inventory-svc/stock``, the provider's API), not the system that
-    failed. ``localhost`` names no system.
+
+def site_hosts(text: str) -> list[str]:
+    """The sites a proxy's record says it served (``host: "wiki.corp"`` -> ``wiki``).
+
+    A URL's host does not count: it is usually a callee (``http://inventory-svc/stock``, the
+    provider's API), not the system that failed. ``localhost`` names no site.
     """
-    found = [m.group("name").lower() for m in _HOST_FIELD_RE.finditer(text)]
-    found += [m.group("name") for m in _WORKLOAD_LABEL_RE.finditer(text)]
-    return unique(name for name in found if name != "localhost")
+    found = (m.group("name").lower() for m in _HOST_FIELD_RE.finditer(text))
+    return unique(h for h in found if h != "localhost")
 
 
 def url_hosts(text: str) -> list[str]:
@@ -392,8 +394,10 @@ class IncidentSignals:
     service: str | None = None
     #: The one service the log records name, when the causal record names it (lower-cased).
     inferred_service: str | None = None
-    #: The one system the records (not the prose) name in ``host:`` fields or workload labels.
-    named_system: str | None = None
+    #: The one workload the records (not the prose) name in labels (``container=…``).
+    workload: str | None = None
+    #: The one site the records' ``host:`` fields name (a proxy's front door, maybe shared).
+    site: str | None = None
 
     def of(self, kind: str) -> list[Observation]:
         """The observations of one kind, in evidence order."""
@@ -546,11 +550,14 @@ def observe_incident(
         if only and causal.source != "message" and only in (causal.causal_line or "")
         else None
     )
-    systems = unique(n for i in items if i.source != MESSAGE for n in system_names(i.text))
+    records = [i for i in items if i.source != MESSAGE]
+    workloads = unique(n for i in records for n in workload_names(i.text))
+    sites = unique(h for i in records for h in site_hosts(i.text))
     return IncidentSignals(
         items=items,
         observations=observations,
         service=service,
         inferred_service=inferred,
-        named_system=systems[0] if len(systems) == 1 else None,
+        workload=workloads[0] if len(workloads) == 1 else None,
+        site=sites[0] if len(sites) == 1 else None,
     )

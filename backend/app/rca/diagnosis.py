@@ -8,7 +8,7 @@ with what the incident shows (``app.evidence.signals``) and records:
 - ``contradicted``: the incident shows something else where the family expects one thing --
   another service (``component``), another source file, another exception type, another
   HTTP status class (or client error), another error code in the evidence, a platform failure
-  the family never names (disk full, out of memory…);
+  the family never names (disk full, out of memory…), requests to another family's endpoint;
 - ``missing``: expected signals not observed;
 - ``hints``: an error code typed only in the reporter's prose. A hint adds a little, never
   counts as support and never outweighs a contradiction (``why`` says where a code came from).
@@ -24,7 +24,7 @@ is 1, or 0.5 when the only evidence is a routine (INFO) log line; each kind coun
 phrases, whose weight grows with how distinctive their words are among the candidates. A
 candidate **contradicted on its component** (the incident's service belongs to another system
 and nothing in the evidence names this family's service; or the trace runs through other
-files) with no confirmed component signal (service, path, file, identifier, or the error code
+files; or the failing requests went to another family's endpoint) with no confirmed component signal (service, path, file, identifier, or the error code
 from the evidence) **is not offered**. The final decision: answer with the best offered
 candidate when it has confirmed support and no contradiction (support from the reporter's
 prose alone needs similarity >= ``PROSE_MIN_SIMILARITY``); with retrieval similarity alone
@@ -71,6 +71,7 @@ from app.rca.matching import (
     weigh_conditions,
     weigh_contrast_files,
     weigh_identifiers,
+    weigh_other_paths,
     weigh_paths,
     weigh_phrases,
     weigh_ruled_out,
@@ -101,6 +102,7 @@ PENALTIES = {
     EXCEPTION: 0.3,
     STATUS_CLASS: 0.3,
     CONDITION: 0.3,
+    PATH: 0.3,
 }
 #: What a code typed only in the prose adds.
 HINT_WEIGHT = 0.1
@@ -227,6 +229,7 @@ def _candidate(
     weigh_statuses(cand, ctx, signals.get("statuses", []), signals.get("contrast_statuses", []))
     weigh_paths(cand, ctx, signals.get("paths", []))
     weigh_identifiers(cand, ctx, signals.get("identifiers", []))
+    weigh_other_paths(cand, ctx, signals.get("paths", []), neighbour_words(group))
     phrase_weight = weigh_phrases(cand, ctx, signals.get("phrases", []))
     weigh_conditions(cand, ctx, signals.get("conditions", []))
     weigh_ruled_out(cand, ctx, signals.get("services", []))
@@ -234,7 +237,7 @@ def _candidate(
     _excuse_moved_code(cand)
     cand.missing = missing_signals(cand, signals)
     cand.score = _score(cand, phrase_weight)
-    component_contradicted = any(h.kind in (SERVICE, FILE) for h in cand.contradicted)
+    component_contradicted = any(h.kind in (SERVICE, FILE, PATH) for h in cand.contradicted)
     component_confirmed = any(
         h.kind in COMPONENT_KINDS or (h.kind == CODE and not h.weak) for h in cand.confirmed
     )
@@ -378,7 +381,11 @@ def _decide(
     offered = [c for c in candidates if c.offered]
     if not offered:
         service = (
-            observed.service or observed.inferred_service or observed.named_system or "this system"
+            observed.service
+            or observed.inferred_service
+            or observed.workload
+            or observed.site
+            or "this system"
         )
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({service})", retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)

@@ -202,12 +202,14 @@ class MatchContext:
         }
         self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
         # With no ``service`` field, the causal log record's own service (or else the one
-        # system the records name: ``host: "wiki.corp"``, ``container=recommender``) speaks
+        # system the records name: ``container=recommender``, ``host: "wiki.corp"``) speaks
         # for the incident -- but only when the evidence names no service the candidates know.
         self.reporter: tuple[str, str] | None = None
         if observed.service:
             self.reporter = (observed.service, "incident:service")
-        elif (stand_in := observed.inferred_service or observed.named_system) and not any(
+        elif (
+            stand_in := observed.inferred_service or observed.workload or self._site(groups)
+        ) and not any(
             mentions(item, name) for name in self.all_services for item in observed.items
         ):
             where = next(
@@ -215,6 +217,27 @@ class MatchContext:
                 "incident:message",
             )
             self.reporter = (stand_in, where)
+
+    def _site(self, groups: Sequence[Sequence[Mapping[str, Any]]]) -> str | None:
+        """The site a proxy served, unless a request path names a candidate's component.
+
+        A shared front door (``host: "gw.store.corp"``) serves ``/chiller/…`` as well as
+        ``/checkout``: where a record's path has a segment the candidates' ``Component`` lines
+        or service names use, the path says what was asked, and the host says nothing.
+        """
+        if self.observed.site is None:
+            return None
+        known = {
+            w
+            for group in groups
+            for doc in group
+            for w in words(str((doc.get("metadata") or {}).get("component") or ""))
+        }
+        known |= {p for name in self.all_services for p in re.split(r"[-_.]", name) if p}
+        segments = {
+            w for o in self.observed.of(PATH) if o.source != MESSAGE for w in words(o.value)
+        }
+        return None if segments & (known - GENERIC_NAME_PARTS) else self.observed.site
 
 
 def _strength(ids: Iterable[str], weak_ids: set[str]) -> tuple[list[str], bool]:
@@ -515,6 +538,39 @@ def weigh_paths(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> 
         matched = [o for o in ctx.observed.of(PATH) if path_matches(path, o.value)]
         if matched:
             cand.confirmed.append(_hit(PATH, path, matched))
+
+
+def weigh_other_paths(
+    cand: Candidate, ctx: MatchContext, own: Sequence[str], neighbours: set[str]
+) -> None:
+    """Requests to another family's endpoint, and nothing naming this family's component.
+
+    ``POST /checkout`` answered 502 with "upstream prematurely closed connection": the gateway
+    phrase is the chiller family's, the endpoint the web shop's. Unless the endpoint is a
+    neighbour's (PAY-408 is "called by checkout") or something names this family's own
+    component, the failing requests went elsewhere.
+    """
+    if any(h.kind in (SERVICE, PATH, FILE, IDENTIFIER) for h in cand.confirmed) or any(
+        h.kind == CODE and not h.weak for h in cand.confirmed
+    ):
+        return
+    seen = [o for o in ctx.observed.of(PATH) if o.source != MESSAGE and not o.weak]
+    for signals in ctx.signals:
+        for path in signals.get("paths", []):
+            if path in own or set(words(path)) & neighbours:
+                continue
+            matched = [o for o in seen if path_matches(path, o.value)]
+            if matched:
+                cand.contradicted.append(
+                    SignalHit(
+                        PATH,
+                        "its own component",
+                        unique(o.evidence_id for o in matched),
+                        observed=path,
+                        why=f"the failing requests went to {path}, another family's endpoint",
+                    )
+                )
+                return
 
 
 def weigh_identifiers(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
