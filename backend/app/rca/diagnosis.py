@@ -24,8 +24,9 @@ is 1, or 0.5 when the only evidence is a routine (INFO) log line; each kind coun
 phrases, whose weight grows with how distinctive their words are among the candidates. A
 candidate **contradicted on its component** (the incident's service belongs to another system
 and nothing in the evidence names this family's service; or the trace runs through other
-files; or the failing requests went to another family's endpoint) with no confirmed component signal (service, path, file, identifier, or the error code
-from the evidence) **is not offered**. The final decision: answer with the best offered
+files; or the failing requests went to another family's endpoint) with no confirmed
+component signal (service, path, file, identifier, or the error code from the evidence)
+**is not offered**. The final decision: answer with the best offered
 candidate when it has confirmed support and no contradiction (support from the reporter's
 prose alone needs similarity >= ``PROSE_MIN_SIMILARITY``); with retrieval similarity alone
 when the incident shows nothing either way and the retrieval gate passed; otherwise abstain
