@@ -150,7 +150,8 @@ async def test_a_first_hypothesis_other_than_the_diagnosis_leader_is_at_most_low
 
     assert rca.hypotheses[0].error_code == "CH-502"
     assert rca.confidence is ConfidenceBand.LOW
-    assert [f.kind for f in rca.hypotheses[0].flags] == ["no_incident_evidence"]
+    # The failing requests went to /checkout, the web shop's endpoint: CH-502 is contradicted.
+    assert [f.kind for f in rca.hypotheses[0].flags] == ["contradicted", "no_incident_evidence"]
 
 
 async def test_unsupplied_ids_are_returned_unfiltered_by_the_generator() -> None:

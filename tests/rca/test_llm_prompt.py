@@ -136,3 +136,10 @@ def test_parse_draft_validates_against_the_schema() -> None:
     assert parse_draft(draft_reply()).hypotheses[0].error_code == "CO-500"
     with pytest.raises(InvalidOutput, match=r"hypotheses\.0\.statement: Field required"):
         parse_draft('{"summary": "s", "hypotheses": [{"claims": []}]}')
+
+
+def test_prompt_says_when_the_records_overruled_the_error_code_field() -> None:
+    incident = dict(checkout_incident(), error_code="CH-502")
+    block = prompt_text(incident=incident).split("<diagnosis>", 1)[1]
+    assert "the error_code field names CH-502, but the incident's records contradict" in block
+    assert "decision: answer" in block

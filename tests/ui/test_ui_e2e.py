@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import pytest
@@ -86,6 +87,25 @@ def test_inbox_refreshes_on_its_own(page: Page, server: str, api: Api) -> None:
     expect(page.locator("#poll-state")).to_have_attribute("data-state", "live")
     created = api.create({**quantity_incident(), "service": "pos-api-polling"})
     expect(page.locator(f"a.inbox-item[data-id='{created['id']}']")).to_be_visible()
+
+
+def test_a_poll_with_nothing_new_keeps_the_rows_it_shows(page: Page, server: str, api: Api) -> None:
+    # A row rebuilt under the pointer between press and release would lose the click.
+    service = f"steady-{uuid.uuid4().hex[:6]}"
+    created = api.create({**quantity_incident(), "service": service})
+    page.goto(f"{server}/#/")
+    page.fill("#inbox-filter", service)
+    row = page.locator(f"a.inbox-item[data-id='{created['id']}']")
+    expect(row).to_be_visible()
+    row.evaluate("el => { window.keptRow = el; }")
+    state = page.locator("#poll-state")
+    first = state.text_content()
+    # The next poll (every 4 s) stamps a new time; the row must be the same node after it.
+    expect(state).not_to_have_text(first or "", timeout=15_000)
+    assert page.evaluate("() => window.keptRow.isConnected")
+    # A change still shows: a second incident of the service appears on the next poll.
+    second = api.create({**quantity_incident(), "service": service})
+    expect(page.locator(f"a.inbox-item[data-id='{second['id']}']")).to_be_visible()
 
 
 def marked(page: Page, css_class: str) -> str:

@@ -308,29 +308,53 @@ def _weigh_all(
 def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSignals) -> bool:
     """Whether the records outweigh the ``error_code`` field.
 
-    Whoever filed the incident (a person, an alert rule's label) may name the wrong family:
-    ``error_code=PAY-408`` over log lines of 502s from the card gateway, a family the PAY-408
-    doc sets itself apart from. The field is overruled when its own family is contradicted by
-    a record (a stack, log or collected line) and another offered family shows its own failure
-    in the records, contradicted by nothing but the field.
+    Whoever filed the incident (a person, an alert rule's label) may name the wrong family.
+    The field is overruled, when another offered family is contradicted by nothing but the
+    field, in two cases:
+
+    - the field's family is contradicted by a record (a field, stack, log or collected line)
+      and the other family shows its own failure there (``error_code=PAY-408`` over 502s from
+      the card gateway, a status the PAY-408 doc sets itself apart from);
+    - nothing but the field confirms its family (at most a status class), and the other
+      family's own exception, file, function, endpoint or phrase shows in the stack or logs
+      (``error_code=CH-502`` over a ``ZeroDivisionError`` in ``checkout_service.py``). A
+      status alone does not overrule it: a 503 fits more than one family.
     """
     prose = {i.id for i in observed.items if i.source == MESSAGE}
 
     def by_field(hit: SignalHit) -> bool:
         return hit.kind == CODE and hit.evidence_ids == [FIELD_CODE]
 
+    def in_records(hit: SignalHit) -> bool:
+        return any(
+            i not in prose and i not in (FIELD_CODE, SERVICE_FIELD) for i in hit.evidence_ids
+        )
+
     named = next((c for c in candidates if any(by_field(h) for h in c.confirmed)), None)
-    if named is None or not any(
-        i not in prose and i != FIELD_CODE for h in named.contradicted for i in h.evidence_ids
-    ):
+    if named is None:
         return False
-    return any(
-        c is not named
-        and c.offered
-        and shows_failure(c)
-        and all(by_field(h) for h in c.contradicted)
+    others = [
+        c
         for c in candidates
+        if c is not named and c.offered and all(by_field(h) for h in c.contradicted)
+    ]
+    contradicted = any(
+        i not in prose and i != FIELD_CODE for h in named.contradicted for i in h.evidence_ids
     )
+    if contradicted:
+        return any(shows_failure(c) for c in others)
+    unconfirmed = all(
+        by_field(h) or h.kind == STATUS_CLASS or not in_records(h) for h in named.confirmed
+    )
+    return unconfirmed and any(
+        h.kind in _OWN_FAILURE_KINDS and not h.weak and in_records(h)
+        for c in others
+        for h in c.confirmed
+    )
+
+
+#: What shows a family's own failure beyond a status: its exception, code location, phrase.
+_OWN_FAILURE_KINDS = frozenset({EXCEPTION, FILE, IDENTIFIER, PATH, PHRASE})
 
 
 #: A candidate the reporter's prose alone confirms needs at least this similarity to answer.

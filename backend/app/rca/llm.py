@@ -174,6 +174,11 @@ def _format_diagnosis(diagnosis: Diagnosis) -> str:
     lines = [
         f"decision: {'abstain' if diagnosis.abstained else 'answer'} ({defuse(diagnosis.reason)})"
     ]
+    if diagnosis.overruled_code:
+        lines.append(
+            f"the error_code field names {defuse(diagnosis.overruled_code)}, but the incident's "
+            "records contradict that family: it was weighed as a hint"
+        )
     for candidate in diagnosis.candidates[:MAX_DIAGNOSIS_CANDIDATES]:
         state = "offered" if candidate.offered else "NOT offered"
         lines.append(

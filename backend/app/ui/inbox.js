@@ -3,7 +3,7 @@
 // incident can be reached. "Group similar" asks for one row per group of similar incidents.
 
 import { api } from "./api.js";
-import { ageTime, bandBadge, decisionLabel, h, replace, statusBadge } from "./dom.js";
+import { age, ageTime, bandBadge, decisionLabel, h, replace, statusBadge } from "./dom.js";
 
 const PAGE_SIZE = 50;
 // A poll re-reads the loaded rows in one request, up to the API's page limit.
@@ -178,6 +178,14 @@ export class Inbox {
       option.textContent = this.loaded && n !== undefined ? `${label} (${n})` : label;
     }
     if (!this.loaded) return;
+    // A poll that brings nothing new keeps the rows as they are (only their ages move): a row
+    // rebuilt under the pointer between press and release loses the reviewer's click.
+    const signature = JSON.stringify([this.items, this.total, this.nextCursor, this.grouped.checked, this.params()]);
+    if (signature === this.renderedSignature) {
+      for (const time of this.list.querySelectorAll("time[datetime]")) time.textContent = age(time.getAttribute("datetime"));
+      return;
+    }
+    this.renderedSignature = signature;
     this.observer.disconnect();
     if (!this.items.length) {
       const filtered = this.params().q || this.status.value;
