@@ -872,3 +872,27 @@ def test_requests_to_another_familys_endpoint_contradict_a_generic_match(chunks:
     # PAY-408 is "called by checkout": /checkout is its neighbour's endpoint, not another's.
     assert "path" not in kinds(found["PAY-408"].contradicted)
     assert diagnosis.leading is not None and diagnosis.leading.key == "CO-500"
+
+
+def test_an_unconfirmed_error_code_field_yields_to_another_familys_own_failure(
+    chunks: Any,
+) -> None:
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/checkout_service.py", line 88, in apply_discount\n'
+        "ZeroDivisionError: division by zero"
+    )
+    incident = {"error_code": "CH-502", "message": "web orders failing", "stack_trace": trace}
+    pairs = (("CH-502", 0.60), ("CO-500", 0.55))
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "CO-500"
+    assert diagnosis.overruled_code == "CH-502"
+    # A bare status fits more than one family: it does not overrule the field.
+    generic = {"error_code": "INV-503", "message": "lookups failing", "logs": ["ERROR 503"]}
+    kept = diagnose(
+        generic,
+        docs(chunks, ("POS-503-PLU", 0.6), ("INV-503", 0.55)),
+        retrieval_low_confidence=False,
+    )
+    assert kept.overruled_code is None
+    assert kept.leading is not None and kept.leading.key == "INV-503"
