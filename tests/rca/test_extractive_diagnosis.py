@@ -105,3 +105,20 @@ def test_a_jvm_trace_is_located_at_its_root_cause() -> None:
     )
     assert plain is not None and plain[0].id == "incident:stack:2"
     assert plain[1] is not None and plain[1].id == "incident:stack:1"
+
+
+def test_the_first_error_record_is_cited_even_when_it_matches_no_signal() -> None:
+    incident = {
+        "message": "reservations failing for click & collect",
+        "service": "inventory-service",
+        "logs": [
+            "ERROR psycopg2.OperationalError: FATAL: remaining connection slots are reserved "
+            "for non-replication superuser connections",
+            "WARN POST /v1/reservations 503",
+        ],
+    }
+    rca = draft(incident, ("INV-503", 0.38))
+    first = rca["hypotheses"][0]
+    assert first["error_code"] == "INV-503"
+    cited = [e["id"] for claim in first["claims"] for e in claim["evidence"]]
+    assert "incident:log:1" in cited and "incident:log:2" in cited
