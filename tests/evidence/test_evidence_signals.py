@@ -211,11 +211,17 @@ def test_a_line_whose_failure_was_handled_is_weak() -> None:
                 "WARN  rejected 422: quantity must be greater than 0 (till 3, operator corrected)",
                 "WARN  ReadTimeout on charge ch_77, succeeded on retry",
                 "ERROR plu-service GET /plu/v1/prices/7311 -> 503",
+                "WARN  pos-api PLU lookup 503 for sku 3045 (retry ok)",
             ],
         }
     )
     weak = {o.evidence_id: o.weak for o in observed.of(STATUS)}
-    assert weak == {"incident:log:1": True, "incident:log:2": True, "incident:log:4": False}
+    assert weak == {
+        "incident:log:1": True,
+        "incident:log:2": True,
+        "incident:log:4": False,
+        "incident:log:5": True,
+    }
     assert [o.weak for o in observed.of(EXCEPTION)] == [True]
 
 

@@ -896,3 +896,25 @@ def test_an_unconfirmed_error_code_field_yields_to_another_familys_own_failure(
     )
     assert kept.overruled_code is None
     assert kept.leading is not None and kept.leading.key == "INV-503"
+
+
+def test_the_error_code_field_stands_when_the_records_show_its_family_failing(
+    chunks: Any,
+) -> None:
+    # Two failures in view: the 422 body shows the quantity family, a PLU 503 contradicts its
+    # 4xx class. The field says which one the incident is about.
+    incident = {
+        "error_code": "POS-422-QTY",
+        "message": "sales rejected",
+        "logs": [
+            "ERROR pos-api POST /pos/v1/sales 422 quantity must be greater than 0",
+            "WARN pos-api PLU lookup 503 for sku 3045",
+        ],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("POS-422-QTY", 0.82), ("POS-503-PLU", 0.68)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.overruled_code is None
+    assert "code" in kinds(by_code(diagnosis.candidates)["POS-422-QTY"].confirmed)

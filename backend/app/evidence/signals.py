@@ -411,7 +411,7 @@ class IncidentSignals:
 #: A log line that says its own failure was handled ("re-keyed ok", "operator corrected",
 #: "succeeded on retry"): it happened, but it is not what the incident is about.
 RESOLVED_RE = re.compile(
-    r"\b(?:re-?keyed|corrected|recovered|resolved|re-?tried|succeeded|fixed)\b[^.;\n]{0,20}?"
+    r"\b(?:re-?keyed|corrected|recovered|resolved|re-?tried|retry|succeeded|fixed)\b[^.;\n]{0,20}?"
     r"\b(?:ok|okay|fine|successfully|on retry)\b"
     r"|\b(?:operator|cashier|user|supervisor|client)\s+(?:corrected|fixed|re-?keyed)\b",
     re.IGNORECASE,

@@ -61,6 +61,7 @@ from app.evidence.signals import (
 from app.evidence.sources.signals import STATUS_FLAT
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
 from app.rca.matching import (
+    FAILURE_KINDS,
     WEAK_STRENGTH,
     MatchContext,
     dedupe,
@@ -309,8 +310,9 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
     """Whether the records outweigh the ``error_code`` field.
 
     Whoever filed the incident (a person, an alert rule's label) may name the wrong family.
-    The field is overruled, when another offered family is contradicted by nothing but the
-    field, in two cases:
+    Never when the records show the field's family failing in its own terms; otherwise the
+    field is overruled, when another offered family is contradicted by nothing but the field,
+    in two cases:
 
     - the field's family is contradicted by a record (a field, stack, log or collected line)
       and the other family shows its own failure there (``error_code=PAY-408`` over 502s from
@@ -331,7 +333,12 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
         )
 
     named = next((c for c in candidates if any(by_field(h) for h in c.confirmed)), None)
-    if named is None:
+    if named is None or any(
+        h.kind in FAILURE_KINDS and not h.weak and not by_field(h) and in_records(h)
+        for h in named.confirmed
+    ):
+        # No family is named by the field alone when the records show its own failure too:
+        # two failures in view, and the field says which one the incident is about.
         return False
     others = [
         c
