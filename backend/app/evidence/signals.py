@@ -119,12 +119,14 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
 
 
 #: Words that say something is failing, in any piece of an incident: "down", "503s",
-#: "erroring", "declining everything", "alarms silent". "Slow to load" or "counts are wrong"
-#: say something is off, not that a service fails.
+#: "erroring", "declining everything", "alarms silent", and what does not happen ("prices not
+#: showing", "no temperatures coming in", "stock unknown"). "Slow to load" or "counts are
+#: wrong" say something is off, not that a service fails.
 TROUBLE_RE = re.compile(
     r"\b(?:down|outages?|errors?|erroring|errored|fail\w*|unavailable|unreachable"
     r"|time[sd]?[- ]?outs?|timing out|crash\w*|refus\w*|reject\w*|declin\w*|dead|dying|died"
-    r"|broken|breaks|stuck|hang\w*|silent|stopped|not (?:working|responding|answering)"
+    r"|broken|breaks|stuck|hang\w*|silent|stopped|not|no|never|nothing|none|unknown|missing"
+    r"|blank|empty|gone|lost|stale|frozen"
     r"|can(?:no|')?t|unable|exceptions?|panic\w*|restart\w*|crashloop\w*|[45](?:\d\d|xx)s?"
     r"|alert\w*|alarms?|firing|paging|fatal|critical|severe|warn(?:ing)?)\b",
     re.IGNORECASE,
