@@ -176,6 +176,11 @@ def is_record_start(line: str) -> bool:
     return bool(match)
 
 
+def normal_code(code: str | None) -> str:
+    """Upper-case without separators, so ``pay 408`` equals ``PAY-408``."""
+    return "".join(ch for ch in (code or "").upper() if ch.isalnum())
+
+
 def unique(items: Iterable[_T]) -> list[_T]:
     """``items`` in order, repeats dropped.
 

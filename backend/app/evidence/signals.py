@@ -40,6 +40,7 @@ from app.evidence.patterns import (
     LEVEL_RE,
     find_error_codes,
     find_http_statuses,
+    normal_code,
     unique,
 )
 from app.evidence.python_trace import source_echo_lines
@@ -57,6 +58,8 @@ SERVICE = "service"
 PHRASE = "phrase"
 CONDITION = "condition"
 
+#: The evidence id of the incident's ``error_code`` field.
+FIELD_CODE = "incident:error_code"
 #: Where an observation came from; ``message`` is the reporter's own words (prose).
 FIELD, MESSAGE, STACK, LOG, COLLECTED = "field", "message", "stack", "log", "collected"
 #: The start of an Alertmanager notification title: ``[FIRING:2] HighErrorRate (job=plu …)``.
@@ -239,10 +242,6 @@ _BARE_BETWEEN_WORDS_RE = re.compile(r"(?P<before>[A-Za-z]+)\s+$")
 _LABEL_ECHO_RE = re.compile(r"\berror_code=", re.IGNORECASE)
 
 
-def _compact_code(code: str) -> str:
-    return "".join(ch for ch in code.upper() if ch.isalnum())
-
-
 def in_code_position(text: str, code: str) -> bool:
     """Whether ``code`` stands in a log line where a code is written, not in a sentence.
 
@@ -400,6 +399,8 @@ class IncidentSignals:
     workload: str | None = None
     #: The one site the records' ``host:`` fields name (a proxy's front door, maybe shared).
     site: str | None = None
+    #: The log entry holding the record the parser takes as the cause, when it is in the logs.
+    causal_log_id: str | None = None
 
     def of(self, kind: str) -> list[Observation]:
         """The observations of one kind, in evidence order."""
@@ -502,7 +503,7 @@ def observe_incident(
         The pieces and their observations.
     """
     items = incident_texts(incident, collected)
-    field_code = _compact_code(str(incident.get("error_code") or ""))
+    field_code = normal_code(str(incident.get("error_code") or ""))
     observations: list[Observation] = []
     for item in items:
 
@@ -517,14 +518,14 @@ def observe_incident(
             # Echoed source shows which code ran (its names), not a status, code or failure.
             see(IDENTIFIER, identifiers(item.text))
             continue
-        if item.id == "incident:error_code":
+        if item.id == FIELD_CODE:
             see(CODE, [item.text.strip().upper()])
             continue
         codes = find_error_codes(item.text, patterns)
         if item.source == LOG and _LABEL_ECHO_RE.search(item.text):
             # The alert's labels rendered as a log line repeat the ``error_code`` field: the
             # same claim, not a second record of it.
-            codes = [c for c in codes if _compact_code(c) != field_code]
+            codes = [c for c in codes if normal_code(c) != field_code]
         if item.source in (LOG, COLLECTED):
             # A code a log line merely mentions in prose ("looks like CO-500") is a hint.
             placed = [c for c in codes if in_code_position(item.text, c)]
@@ -552,6 +553,18 @@ def observe_incident(
         if only and causal.source != "message" and only in (causal.causal_line or "")
         else None
     )
+    line = (causal.causal_line or "").strip()
+    causal_log_id = next(
+        (
+            i.id
+            for i in items
+            if causal.source == "logs"
+            and line
+            and i.id.startswith("incident:log:")
+            and line in i.text
+        ),
+        None,
+    )
     records = [i for i in items if i.source != MESSAGE]
     workloads = unique(n for i in records for n in workload_names(i.text))
     sites = unique(h for i in records for h in site_hosts(i.text))
@@ -562,4 +575,5 @@ def observe_incident(
         inferred_service=inferred,
         workload=workloads[0] if len(workloads) == 1 else None,
         site=sites[0] if len(sites) == 1 else None,
+        causal_log_id=causal_log_id,
     )

@@ -46,6 +46,7 @@ from app.evidence.signals import (
     CODE,
     CONDITION,
     EXCEPTION,
+    FIELD_CODE,
     FILE,
     IDENTIFIER,
     MESSAGE,
@@ -64,6 +65,7 @@ from app.rca.matching import (
     FAILURE_KINDS,
     WEAK_STRENGTH,
     MatchContext,
+    component_confirmed,
     dedupe,
     families,
     missing_signals,
@@ -110,12 +112,10 @@ PENALTIES = {
 HINT_WEIGHT = 0.1
 #: Retrieval's own order counts too: ``RANK_WEIGHT / retrieval rank`` is added to the score.
 RANK_WEIGHT = 0.1
-COMPONENT_KINDS = frozenset({SERVICE, PATH, FILE, IDENTIFIER})
 NOT_COVERED = "similar symptoms in a system the knowledge base does not cover"
 NO_HISTORY = "no similar history in the knowledge base"
-#: The evidence ids of the incident's ``service`` and ``error_code`` fields.
+#: The evidence id of the incident's ``service`` field.
 SERVICE_FIELD = "incident:service"
-FIELD_CODE = "incident:error_code"
 NO_SUPPORT = "no candidate has confirmed, uncontradicted support in the incident's evidence"
 NO_FAILURE = "the measured error ratio stayed flat and no evidence shows a failure"
 
@@ -132,6 +132,8 @@ class Diagnosis:
     basis: str = "abstain"
     #: The ``error_code`` field's code when the records overruled it (weighed as a hint).
     overruled_code: str | None = None
+    #: The log entry holding the parser's causal record (the draft always cites it).
+    causal_log_id: str | None = None
 
     @property
     def leading(self) -> Candidate | None:
@@ -240,10 +242,7 @@ def _candidate(
     cand.missing = missing_signals(cand, signals)
     cand.score = _score(cand, phrase_weight)
     component_contradicted = any(h.kind in (SERVICE, FILE, PATH) for h in cand.contradicted)
-    component_confirmed = any(
-        h.kind in COMPONENT_KINDS or (h.kind == CODE and not h.weak) for h in cand.confirmed
-    )
-    if component_contradicted and not component_confirmed:
+    if component_contradicted and not component_confirmed(cand):
         cand.offered = False
         cand.why.append("contradicted on its component with no specific confirmed signal")
     for hint in cand.hints:
@@ -279,18 +278,21 @@ def diagnose(
     observed = observe_incident(incident, collected, patterns)
     groups = families(docs)
     candidates = _weigh_all(groups, observed)
-    if not _field_code_overruled(candidates, observed):
-        return _decide(candidates, retrieval_low_confidence, observed)
-    # The supplied code is a claim the records contradict: weigh it again as a hint.
-    observed = replace(
-        observed,
-        observations=[
-            replace(o, source=MESSAGE) if o.evidence_id == FIELD_CODE else o
-            for o in observed.observations
-        ],
-    )
-    diagnosis = _decide(_weigh_all(groups, observed), retrieval_low_confidence, observed)
-    diagnosis.overruled_code = str(incident.get("error_code") or "").strip() or None
+    overruled = _field_code_overruled(candidates, observed)
+    if overruled:
+        # The supplied code is a claim the records contradict: weigh it again as a hint.
+        observed = replace(
+            observed,
+            observations=[
+                replace(o, source=MESSAGE) if o.evidence_id == FIELD_CODE else o
+                for o in observed.observations
+            ],
+        )
+        candidates = _weigh_all(groups, observed)
+    diagnosis = _decide(candidates, retrieval_low_confidence, observed)
+    if overruled:
+        diagnosis.overruled_code = str(incident.get("error_code") or "").strip() or None
+    diagnosis.causal_log_id = observed.causal_log_id
     return diagnosis
 
 

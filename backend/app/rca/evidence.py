@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from app.evidence.parse import parse_incident
 from app.rca.base import EvidenceItem
 
 #: Structured incident fields that are citable evidence, in this order.
@@ -94,21 +93,6 @@ def failure_location(
         after = [e for e in stack[root + 1 :] if _JAVA_FRAME_RE.match(e.text)]
         return (after[0] if after else frames[0]), causes[-1]
     return frames[0], exceptions[0] if exceptions else None
-
-
-def causal_log_line(
-    incident: Mapping[str, Any], evidence: list[EvidenceItem]
-) -> EvidenceItem | None:
-    """The log entry holding the record the parser takes as the cause, when it is in the logs.
-
-    The decisive line need not match any family's signals ("remaining connection slots are
-    reserved" names no phrase of the pool family), yet it is what a reviewer checks first.
-    """
-    parsed = parse_incident(incident)
-    line = (parsed.causal_line or "").strip()
-    if parsed.source != "logs" or not line:
-        return None
-    return next((e for e in evidence if e.id.startswith("incident:log:") and line in e.text), None)
 
 
 def describe_frame(text: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from app.evidence.signals import (
     CODE,
     EXCEPTION,
+    FIELD_CODE,
     FILE,
     IDENTIFIER,
     PATH,
@@ -129,7 +130,7 @@ def for_and_against(candidate: Candidate) -> str:
     for hint in candidate.hints[:1]:
         where = (
             "by the error_code field, which the records contradict"
-            if "incident:error_code" in hint.evidence_ids
+            if FIELD_CODE in hint.evidence_ids
             else "only in the prose"
         )
         parts.append(f"{hint.signal} named {where} (a hint, not evidence)")

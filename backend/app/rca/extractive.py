@@ -20,7 +20,7 @@ from typing import Any
 from app.rca.base import EvidenceItem, RcaInput
 from app.rca.confidence import diagnosis_band
 from app.rca.diagnosis import NO_HISTORY, Candidate, Diagnosis, diagnose
-from app.rca.evidence import causal_log_line, describe_frame, failure_location
+from app.rca.evidence import describe_frame, failure_location
 from app.rca.explain import cited_incident_ids, evidence_claims, for_and_against, missing_evidence
 from app.rca.flags import hypothesis_flags
 from app.rca.prompts import PROMPT_VERSION
@@ -238,7 +238,7 @@ class ExtractiveGenerator:
         location = failure_location(data.incident_evidence)
         if location and location[0].id not in cited_incident_ids(claims):
             claims.extend(_location_claims(*location))
-        causal = causal_log_line(incident, data.incident_evidence)
+        causal = next((e for e in data.incident_evidence if e.id == diagnosis.causal_log_id), None)
         if causal and causal.id not in cited_incident_ids(claims):
             claims.append(
                 Claim(

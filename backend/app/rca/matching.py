@@ -33,12 +33,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from app.evidence.patterns import unique
+from app.evidence.patterns import normal_code, unique
 from app.evidence.services import service_name
 from app.evidence.signals import (
     CODE,
     CONDITION,
     EXCEPTION,
+    FIELD_CODE,
     FILE,
     IDENTIFIER,
     MESSAGE,
@@ -88,11 +89,6 @@ def merged_signals(group: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
         for kind, values in read_signals(doc.get("metadata") or {}).items():
             merged[kind] = unique([*merged.get(kind, []), *values])
     return merged
-
-
-def normal_code(code: str | None) -> str:
-    """Upper-case without separators, so ``pay 408`` equals ``PAY-408``."""
-    return "".join(ch for ch in (code or "").upper() if ch.isalnum())
 
 
 _NAME_CACHE: dict[str, re.Pattern[str]] = {}
@@ -269,7 +265,7 @@ def weigh_codes(cand: Candidate, ctx: MatchContext) -> None:
             if code == own:
                 why = (
                     "the error_code field names it, but the records contradict it: a hint"
-                    if obs.evidence_id == "incident:error_code"
+                    if obs.evidence_id == FIELD_CODE
                     else "code only in the prose: a hint"
                 )
                 cand.hints.append(SignalHit(CODE, obs.value, [obs.evidence_id], why=why))
@@ -540,6 +536,18 @@ def weigh_paths(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> 
             cand.confirmed.append(_hit(PATH, path, matched))
 
 
+#: Confirmed kinds that name where a family runs (its component).
+COMPONENT_KINDS = frozenset({SERVICE, PATH, FILE, IDENTIFIER})
+
+
+def component_confirmed(cand: Candidate) -> bool:
+    """Whether something names where the family runs.
+
+    A service, path, file or function, or its error code from the evidence.
+    """
+    return any(h.kind in COMPONENT_KINDS or (h.kind == CODE and not h.weak) for h in cand.confirmed)
+
+
 def weigh_other_paths(
     cand: Candidate, ctx: MatchContext, own: Sequence[str], neighbours: set[str]
 ) -> None:
@@ -550,9 +558,7 @@ def weigh_other_paths(
     neighbour's (PAY-408 is "called by checkout") or something names this family's own
     component, the failing requests went elsewhere.
     """
-    if any(h.kind in (SERVICE, PATH, FILE, IDENTIFIER) for h in cand.confirmed) or any(
-        h.kind == CODE and not h.weak for h in cand.confirmed
-    ):
+    if component_confirmed(cand):
         return
     seen = [o for o in ctx.observed.of(PATH) if o.source != MESSAGE and not o.weak]
     for signals in ctx.signals:
