@@ -898,6 +898,26 @@ def test_an_unconfirmed_error_code_field_yields_to_another_familys_own_failure(
     assert kept.leading is not None and kept.leading.key == "INV-503"
 
 
+def test_what_two_families_share_does_not_keep_the_error_code_field(chunks: Any) -> None:
+    # The 422 and the service fit both POS families; only the lines family's own words are in
+    # the record, so the field's quantity family is not confirmed by anything of its own.
+    incident = {
+        "error_code": "POS-422-QTY",
+        "message": "sale rejected at till 3",
+        "service": "pos-api",
+        "logs": ['WARN POST /pos/sales 422 {"detail": [{"msg": "lines must not be empty"}]}'],
+    }
+    pairs = (("POS-422-QTY", 0.70), ("POS-422-LINES", 0.79))
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-LINES"
+    assert diagnosis.overruled_code == "POS-422-QTY"
+    # A 422 with nothing of either family's own stays the field's.
+    bare = {**incident, "logs": ["WARN POST /pos/sales 422 Unprocessable Entity"]}
+    kept = diagnose(bare, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert kept.overruled_code is None
+    assert kept.leading is not None and kept.leading.key == "POS-422-QTY"
+
+
 def test_the_error_code_field_stands_when_the_records_show_its_family_failing(
     chunks: Any,
 ) -> None:

@@ -312,17 +312,19 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
     """Whether the records outweigh the ``error_code`` field.
 
     Whoever filed the incident (a person, an alert rule's label) may name the wrong family.
-    Never when the records show the field's family failing in its own terms; otherwise the
-    field is overruled, when another offered family is contradicted by nothing but the field,
-    in two cases:
+    Never when the records show the field's family failing in its own terms, that is by
+    something the other family does not share; otherwise the field is overruled, in favour of
+    another offered family contradicted by nothing but the field, in two cases:
 
     - the field's family is contradicted by a record (a field, stack, log or collected line)
       and the other family shows its own failure there (``error_code=PAY-408`` over 502s from
       the card gateway, a status the PAY-408 doc sets itself apart from);
-    - nothing but the field confirms its family (at most a status class), and the other
-      family's own exception, file, function, endpoint or phrase shows in the stack or logs
-      (``error_code=CH-502`` over a ``ZeroDivisionError`` in ``checkout_service.py``). A
-      status alone does not overrule it: a 503 fits more than one family.
+    - nothing but the field, or what the two families share, confirms the field's family (a
+      status class, a 422 both answer with), and the other family's own exception, file,
+      function, endpoint or phrase shows in the stack or logs (``error_code=CH-502`` over a
+      ``ZeroDivisionError`` in ``checkout_service.py``; ``error_code=POS-422-QTY`` over a 422
+      body saying "lines must not be empty"). A status alone does not overrule it: a 503 fits
+      more than one family.
     """
     prose = {i.id for i in observed.items if i.source == MESSAGE}
 
@@ -335,30 +337,29 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
         )
 
     named = next((c for c in candidates if any(by_field(h) for h in c.confirmed)), None)
-    if named is None or any(
-        h.kind in FAILURE_KINDS and not h.weak and not by_field(h) and in_records(h)
-        for h in named.confirmed
-    ):
-        # No family is named by the field alone when the records show its own failure too:
-        # two failures in view, and the field says which one the incident is about.
+    if named is None:
         return False
-    others = [
-        c
-        for c in candidates
-        if c is not named and c.offered and all(by_field(h) for h in c.contradicted)
-    ]
+    recorded = [h for h in named.confirmed if not by_field(h) and in_records(h)]
     contradicted = any(
         i not in prose and i != FIELD_CODE for h in named.contradicted for i in h.evidence_ids
     )
-    if contradicted:
-        return any(shows_failure(c) for c in others)
-    unconfirmed = all(
-        by_field(h) or h.kind == STATUS_CLASS or not in_records(h) for h in named.confirmed
-    )
-    return unconfirmed and any(
-        h.kind in _OWN_FAILURE_KINDS and not h.weak and in_records(h)
-        for c in others
-        for h in c.confirmed
+
+    def outweighs(other: Candidate) -> bool:
+        shared = {(h.kind, h.signal) for h in other.confirmed}
+        own = [h for h in recorded if (h.kind, h.signal) not in shared]
+        if any(h.kind in FAILURE_KINDS and not h.weak for h in own):
+            # Two failures in view, and the field says which one the incident is about.
+            return False
+        if contradicted:
+            return shows_failure(other)
+        return all(h.kind == STATUS_CLASS for h in own) and any(
+            h.kind in _OWN_FAILURE_KINDS and not h.weak and in_records(h) for h in other.confirmed
+        )
+
+    return any(
+        outweighs(c)
+        for c in candidates
+        if c is not named and c.offered and all(by_field(h) for h in c.contradicted)
     )
 
 
