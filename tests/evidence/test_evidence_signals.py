@@ -15,6 +15,7 @@ from app.evidence.signals import (
     STATUS,
     STATUS_CLASS,
     contains_phrase,
+    exception_kind,
     exception_types,
     failure_conditions,
     files,
@@ -197,6 +198,11 @@ def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("receipt printer out of paper on till 3") == ["equipment fault"]
     assert failure_conditions("connection leak in the pool, memory leak suspected") == []
     assert failure_conditions("deploy pipeline failed at the lint step") == ["build failure"]
+    assert failure_conditions("chiller door left open overnight") == ["equipment fault"]
+    assert failure_conditions("card declined: insufficient funds") == ["issuer decline"]
+    assert failure_conditions("PLU returns last week's promo prices") == ["wrong data"]
+    assert failure_conditions("stock counts wrong after the nightly sync") == ["wrong data"]
+    assert failure_conditions("sale total wrong by a cent, 422 mismatch") == []
     assert failure_conditions("checkout 500s since the 14:05 deploy") == []
     observed = observe_incident({"message": "ok", "logs": ["INFO disk full check skipped"]})
     assert [o.weak for o in observed.of("condition")] == [True]
@@ -273,3 +279,11 @@ def test_the_site_served_and_the_workload_name_the_system() -> None:
 )
 def test_trouble_words_say_something_fails(text: str, trouble: bool) -> None:
     assert shows_trouble(text) is trouble
+
+
+def test_an_exception_name_says_its_kind_of_failure() -> None:
+    assert exception_kind("TimeoutException") == "timeout"
+    assert exception_kind("SocketTimeoutException") == "timeout"
+    assert exception_kind("ReadTimeoutError") == "timeout"
+    assert exception_kind("TimeoutError") == "timeout"
+    assert exception_kind("ZeroDivisionError") is None

@@ -91,6 +91,25 @@ def test_another_exception_contradicts_and_the_candidate_is_not_supported(chunks
     assert neighbour.weak and neighbour.observed == "checkout-service"
 
 
+def test_another_runtimes_name_for_the_same_failure_confirms_the_family(chunks: Any) -> None:
+    trace = (
+        "System.TimeoutException: The operation has timed out.\n"
+        "   at Shop.Payments.PspClient.AuthorizeAsync() in /src/Payments/PspClient.cs:line 64\n"
+        "   at Shop.Checkout.PlaceOrder.Handle() in /src/Checkout/PlaceOrder.cs:line 120"
+    )
+    incident = {"message": "orders failing at payment step", "stack_trace": trace}
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("PAY-408", 0.58), ("POS-500-CHECKOUT", 0.46)),
+        retrieval_low_confidence=False,
+    )
+    pay = by_code(diagnosis.candidates)["PAY-408"]
+    alike = next(h for h in pay.confirmed if h.kind == "exception")
+    assert alike.signal == "TimeoutException" and "same kind of failure" in (alike.why or "")
+    assert "exception" not in kinds(pay.contradicted)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "PAY-408"
+
+
 def test_status_class_contradiction(chunks: Any) -> None:
     incident = {"message": "sale rejected", "logs": ["ERROR POST /pos/v1/sales -> 503"]}
     found = by_code(
@@ -838,6 +857,22 @@ def test_a_workload_label_stands_in_for_a_missing_service_field(chunks: Any) -> 
     }
     diagnosis = diagnose(incident, docs(chunks, ("CH-502", 0.44)), retrieval_low_confidence=False)
     assert diagnosis.abstained and "recommender" in diagnosis.reason
+
+
+def test_a_third_party_product_named_in_the_prose_stands_in_for_the_service(
+    chunks: Any,
+) -> None:
+    # "invalid quantity" is the POS family's phrase, but the report is about a Slack bot.
+    slack = {"message": "Slack lunch bot replies 'invalid quantity' when ordering"}
+    diagnosis = diagnose(slack, docs(chunks, ("POS-422-QTY", 0.51)), retrieval_low_confidence=False)
+    assert diagnosis.abstained and "slack" in diagnosis.reason
+    # Evidence naming a service a family knows speaks for itself.
+    named = {
+        "message": "Jira ticket says till sale rejected",
+        "logs": ["pos-api WARN 422 quantity"],
+    }
+    kept = diagnose(named, docs(chunks, ("POS-422-QTY", 0.6)), retrieval_low_confidence=False)
+    assert kept.leading is not None and kept.leading.key == "POS-422-QTY"
 
 
 def test_a_shared_front_door_says_nothing_when_the_path_names_the_component(

@@ -116,7 +116,17 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         "equipment fault": r"\bcompressors?\b|\brefrigerant\b"
         r"|\bhigh[- ]pressure (?:fault|alarm|trip)|\bpower (?:outage|cut|failure)\b"
         r"|\bpaper (?:jam|low)\b|\bout of paper\b"
-        r"|\bhardware (?:fault|failure|error)\b|\bloud noise\b|\bfan (?:failure|fault)\b",
+        r"|\bhardware (?:fault|failure|error)\b|\bloud noise\b|\bfan (?:failure|fault)\b"
+        r"|\bdoors? (?:was |were |is |are |been )?(?:left )?(?:open|ajar)\b",
+        # The card issuer said no, which is the payment working: "insufficient funds".
+        "issuer decline": r"\binsufficient funds\b|\bdo not honou?r\b"
+        r"|\b(?:invalid|wrong|incorrect) (?:cvv|cvc|pin)\b|\b(?:lost|stolen) card\b",
+        # Data a service serves that is wrong, not a service that fails: "last week's prices".
+        "wrong data": r"\b(?:wrong|incorrect|outdated|stale|old|last (?:week|month)'?s?"
+        r"|yesterday'?s?)\s+(?:[\w-]+\s+){0,2}?(?:prices?|promos?|promotions?|counts?"
+        r"|stock levels?|readings?|symbols?|labels?|translations?)\b"
+        r"|\b(?:prices?|counts?|stock levels?|readings?) (?:are |is |were |was |looks? )?"
+        r"(?:wrong|incorrect|outdated|stale)\b",
     }.items()
 }
 
@@ -149,6 +159,19 @@ def failure_conditions(text: str) -> list[str]:
 def exception_types(text: str) -> list[str]:
     """Exception type names in ``text`` (last dotted part), in order, without repeats."""
     return unique(m.group("type").rsplit(".", 1)[-1] for m in _EXCEPTION_NAME_RE.finditer(text))
+
+
+#: Kinds of failure an exception's name says, however a runtime spells it: .NET's and Java's
+#: ``TimeoutException``, Python's ``TimeoutError``, requests' ``ReadTimeout``, urllib3's
+#: ``ReadTimeoutError`` and Java's ``SocketTimeoutException`` all say "no answer in time".
+EXCEPTION_KINDS: dict[str, re.Pattern[str]] = {
+    "timeout": re.compile(r"time[ds]?_?out", re.IGNORECASE),
+}
+
+
+def exception_kind(name: str) -> str | None:
+    """The kind of failure an exception type's name says (``EXCEPTION_KINDS``), if any."""
+    return next((kind for kind, pattern in EXCEPTION_KINDS.items() if pattern.search(name)), None)
 
 
 def statuses(text: str, *, bare: bool = True) -> list[int]:

@@ -277,7 +277,7 @@ def diagnose(
     """
     observed = observe_incident(incident, collected, patterns)
     groups = families(docs)
-    candidates = _weigh_all(groups, observed)
+    candidates, reporter = _weigh_all(groups, observed)
     overruled = _field_code_overruled(candidates, observed)
     if overruled:
         # The supplied code is a claim the records contradict: weigh it again as a hint.
@@ -288,8 +288,8 @@ def diagnose(
                 for o in observed.observations
             ],
         )
-        candidates = _weigh_all(groups, observed)
-    diagnosis = _decide(candidates, retrieval_low_confidence, observed)
+        candidates, reporter = _weigh_all(groups, observed)
+    diagnosis = _decide(candidates, retrieval_low_confidence, observed, reporter)
     if overruled:
         diagnosis.overruled_code = str(incident.get("error_code") or "").strip() or None
     diagnosis.causal_log_id = observed.causal_log_id
@@ -298,14 +298,15 @@ def diagnose(
 
 def _weigh_all(
     groups: Sequence[Sequence[Mapping[str, Any]]], observed: IncidentSignals
-) -> list[Candidate]:
+) -> tuple[list[Candidate], str | None]:
+    """Every family weighed and ranked, and the system the incident comes from, if known."""
     ctx = MatchContext(observed, groups)
     candidates = [
         _candidate(group, signals, rank, ctx)
         for rank, (group, signals) in enumerate(zip(groups, ctx.signals, strict=True), start=1)
     ]
     candidates.sort(key=lambda c: (not c.offered, -c.score, c.retrieval_rank))
-    return candidates
+    return candidates, ctx.reporter[0] if ctx.reporter else None
 
 
 def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSignals) -> bool:
@@ -409,20 +410,17 @@ def _says_something_fails(observed: IncidentSignals) -> bool:
 
 
 def _decide(
-    candidates: list[Candidate], retrieval_low_confidence: bool, observed: IncidentSignals
+    candidates: list[Candidate],
+    retrieval_low_confidence: bool,
+    observed: IncidentSignals,
+    reporter: str | None,
 ) -> Diagnosis:
     if not candidates:
         return Diagnosis([], True, NO_HISTORY, retrieval_low_confidence)
     offered = [c for c in candidates if c.offered]
     if not offered:
-        service = (
-            observed.service
-            or observed.inferred_service
-            or observed.workload
-            or observed.site
-            or "this system"
-        )
-        return Diagnosis(candidates, True, f"{NOT_COVERED} ({service})", retrieval_low_confidence)
+        where = reporter or "this system"
+        return Diagnosis(candidates, True, f"{NOT_COVERED} ({where})", retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     trouble = _says_something_fails(observed)
     supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble)]

@@ -52,12 +52,14 @@ from app.evidence.signals import (
     IncidentSignals,
     Observation,
     contains_phrase,
+    exception_kind,
     path_matches,
     status_class,
     url_hosts,
     words,
 )
 from app.evidence.sources.signals import STATUS_FLAT
+from app.evidence.subject import named_system
 from app.rag.signals import read_signals
 from app.rca.candidates import Candidate, SignalHit
 
@@ -204,7 +206,10 @@ class MatchContext:
         if observed.service:
             self.reporter = (observed.service, "incident:service")
         elif (
-            stand_in := observed.inferred_service or observed.workload or self._site(groups)
+            stand_in := observed.inferred_service
+            or observed.workload
+            or self._site(groups)
+            or self._named_system()
         ) and not any(
             mentions(item, name) for name in self.all_services for item in observed.items
         ):
@@ -213,6 +218,12 @@ class MatchContext:
                 "incident:message",
             )
             self.reporter = (stand_in, where)
+
+    def _named_system(self) -> str | None:
+        """A well-known product the prose says is in trouble, unless a family covers it."""
+        message = next((i.text for i in self.observed.items if i.id == "incident:message"), "")
+        system = named_system(message)
+        return None if system is None or system in self.all_services else system
 
     def _site(self, groups: Sequence[Sequence[Mapping[str, Any]]]) -> str | None:
         """The site a proxy served, unless a request path names a candidate's component.
@@ -385,7 +396,17 @@ def weigh_set(
         cand.confirmed.append(
             _hit(kind, value, [o for o in matched if o.value.lower() == value.lower()])
         )
-    strong_others = [o for o in seen if not o.weak and o.value.lower() not in wanted]
+    if kind == EXCEPTION:
+        # Another runtime's name for the same failure ("TimeoutException" for a doc's
+        # "ReadTimeout") confirms it, named as seen.
+        kinds = {exception_kind(e) for e in expected} - {None}
+        alike = [o for o in seen if o not in matched and exception_kind(o.value) in kinds]
+        for value in unique(o.value for o in alike):
+            named = ", ".join(e for e in expected if exception_kind(e) == exception_kind(value))
+            why = f"{value} is the same kind of failure as {named}"
+            cand.confirmed.append(_hit(kind, value, [o for o in alike if o.value == value], why))
+        matched += alike
+    strong_others = [o for o in seen if not o.weak and o not in matched]
     if contradict and not matched and strong_others:
         cand.contradicted.append(
             SignalHit(

@@ -1,0 +1,78 @@
+"""The well-known system a report says is in trouble ("Jira returns 502").
+
+On-call messages usually start with what broke: "Jira returns 502", "the VPN gateway returns
+502", "Slack bot replies 'invalid quantity'"; or name it after the symptom: "503 from Keycloak",
+"ZeroDivisionError in a pandas notebook". When no ``service`` field and no record names a
+system, a well-known product named there is where the trouble is, and a family whose doc does
+not cover it is about another system (``app.rca.matching.MatchContext``).
+
+Only products a retail IT estate runs beside the systems in the knowledge base count
+(``THIRD_PARTY_SYSTEMS``): a report's own words for its subject ("cooling dashboards", "web
+orders", "the self-checkout") are too often the knowledge base's systems in other words to rule
+a family out. Tools that deliver or display alerts (Prometheus, Grafana, PagerDuty) and the
+platform everything runs on (Kubernetes) are left out: "Grafana shows chiller temps flat" is
+about the chiller.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.evidence.signals import TROUBLE_RE
+
+#: Well-known products that are not in the knowledge base's estate unless a doc names them.
+THIRD_PARTY_SYSTEMS = frozenset(
+    "jira confluence bitbucket jenkins gitlab github slack zoom outlook sharepoint onedrive "
+    "excel sap salesforce servicenow zendesk workday okta keycloak ldap vpn wifi wi-fi kafka "
+    "rabbitmq elasticsearch opensearch airflow jupyter pandas snowflake bigquery tableau looker "
+    "wordpress moodle citrix".split()
+)
+
+#: Where a phrase ends: punctuation that closes a clause or opens an aside.
+_CLAUSE_END_RE = re.compile(r"[:;,.!?()\[\]\"“”—–]| - ")
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*|\d\S*")
+#: Words after which a phrase no longer names a system.
+_STOPS = frozenset(
+    "is are was were be been has have had does do did returns return returned gives give gave "
+    "throws threw raises raised replies replied shows showed says said keeps kept gets got "
+    "sends sent answers answered reports reported seems looks went goes started stopped won't "
+    "doesn't don't didn't isn't can cannot can't will would with when on after during for in "
+    "at from since because while to via by into and or but then again".split()
+)
+#: After these words the phrase that follows names where the symptom happened.
+_PLACE_RE = re.compile(r"\b(?:from|in|on)\s+(?:the\s+|a\s+|an\s+|our\s+)?", re.IGNORECASE)
+
+
+def _phrase_words(text: str) -> list[str]:
+    """The lower-case words of ``text``'s first phrase, up to a verb, link or trouble word."""
+    clause = _CLAUSE_END_RE.split(text, maxsplit=1)[0]
+    found: list[str] = []
+    for word in _WORD_RE.findall(clause):
+        lower = word.lower().strip("'’-")
+        if lower[:1].isdigit() or lower in _STOPS or TROUBLE_RE.fullmatch(lower):
+            break
+        found.append(lower)
+    return found
+
+
+def named_system(message: str) -> str | None:
+    """The well-known third-party system ``message`` says is in trouble, if any.
+
+    Args:
+        message: The reporter's message.
+
+    Returns:
+        The system's name, lower-case, from the message's opening phrase or a phrase after
+        "from", "in" or "on"; None when it names none of ``THIRD_PARTY_SYSTEMS`` there.
+    """
+    phrases = [_phrase_words(message)]
+    phrases += [_phrase_words(message[m.end() :]) for m in _PLACE_RE.finditer(message)]
+    for words in phrases:
+        for word in words:
+            if word in THIRD_PARTY_SYSTEMS:
+                return word
+            parts = word.split("-")
+            hit = next((p for p in parts if p in THIRD_PARTY_SYSTEMS), None)
+            if hit:
+                return hit
+    return None

@@ -1,0 +1,28 @@
+"""The well-known third-party system a report says is in trouble."""
+
+import pytest
+
+from app.evidence.subject import named_system
+
+
+@pytest.mark.parametrize(
+    ("message", "system"),
+    [
+        ("Jira returns 502 Bad Gateway", "jira"),
+        ("the VPN gateway returns 502", "vpn"),
+        ("Slack lunch bot replies 'invalid quantity' when ordering", "slack"),
+        ("503 from Keycloak since 09:00", "keycloak"),
+        ("ZeroDivisionError: division by zero in the finance team's pandas notebook", "pandas"),
+        ("guest Wi-Fi portal down", "wi-fi"),
+        # Not named where the subject is, or not a third-party product.
+        ("checkout 500 after the Jira ticket was closed", None),
+        ("Grafana shows chiller temperatures flat", None),
+        ("Kubernetes restarted the chiller pod", None),
+        ("payroll export fails with 503", None),
+        ("tills down", None),
+    ],
+)
+def test_the_system_is_read_where_a_report_names_its_subject(
+    message: str, system: str | None
+) -> None:
+    assert named_system(message) == system
