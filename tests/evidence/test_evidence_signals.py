@@ -199,6 +199,12 @@ def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("connection leak in the pool, memory leak suspected") == []
     assert failure_conditions("deploy pipeline failed at the lint step") == ["build failure"]
     assert failure_conditions("chiller door left open overnight") == ["equipment fault"]
+    pool = ["connection pool exhausted"]
+    assert failure_conditions("HikariPool-1 - Connection is not available, timed out") == pool
+    assert failure_conditions("FATAL:  sorry, too many clients already") == pool
+    assert failure_conditions("QueuePool limit of size 10 overflow 5 reached") == pool
+    assert failure_conditions("callers log a pool exhaustion error") == pool
+    assert failure_conditions("worker pool busy, 3 tasks queued") == []
     assert failure_conditions("card declined: insufficient funds") == ["issuer decline"]
     assert failure_conditions("PLU returns last week's promo prices") == ["wrong data"]
     assert failure_conditions("stock counts wrong after the nightly sync") == ["wrong data"]

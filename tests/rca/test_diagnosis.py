@@ -293,6 +293,30 @@ def test_band_a_service_every_candidate_confirms_is_not_specific(chunks: Any) ->
     assert diagnosis_band(result) is not ConfidenceBand.HIGH
 
 
+def test_band_a_failure_condition_the_doc_names_is_a_specific_signal(chunks: Any) -> None:
+    from app.rca.confidence import diagnosis_band
+    from app.rca.schema import ConfidenceBand
+
+    # PostgreSQL's own words for an exhausted pool, from the inventory service's logs.
+    incident = {
+        "message": "stock reservations failing",
+        "service": "inventory-service",
+        "logs": ["2026-12-03 07:58:44 UTC [2231] FATAL:  sorry, too many clients already"],
+    }
+    result = diagnose(
+        incident,
+        docs(chunks, ("INV-503", 0.6), ("POS-503-PLU", 0.35)),
+        retrieval_low_confidence=False,
+    )
+    leading = result.leading
+    assert leading is not None and leading.key == "INV-503"
+    assert {"service", "condition"} <= leading.specific()
+    assert diagnosis_band(result) is ConfidenceBand.HIGH
+    # Another family whose doc never names that condition is contradicted by it.
+    plu = by_code(result.candidates)["POS-503-PLU"]
+    assert "condition" in kinds(plu.contradicted)
+
+
 def test_prose_only_support_needs_its_own_similarity_minimum(chunks: Any) -> None:
     incident = {"message": "ZeroDivisionError: division by zero in a finance notebook"}
     weak = diagnose(incident, docs(chunks, ("CO-500", 0.45)), retrieval_low_confidence=False)

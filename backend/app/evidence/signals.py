@@ -108,6 +108,13 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         "authentication": r"\bunauthori[sz]ed\b|\btoken (?:has )?expired\b"
         r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b",
         "rate limit": r"\brate[- ]limit(?:ed|ing)?\b|\btoo many requests\b|\bthrottl(?:ed|ing)\b",
+        # Every driver words it differently: SQLAlchemy, HikariCP, PostgreSQL, MySQL.
+        "connection pool exhausted": r"\bpool\b[^.\n]{0,30}\bexhaust\w*"
+        r"|\bexhaust\w*\b[^.\n]{0,40}\bpool\b|\bQueuePool limit\b"
+        r"|\btoo many (?:clients|connections)\b"
+        r"|\bremaining connection slots are reserved\b|\bConnection is not available\b"
+        r"|\b(?:could not|cannot|can't|unable to) (?:get|obtain|acquire) (?:a )?(?:database |db )?"
+        r"connection\b|\bTimeout waiting for idle object\b|\bPoolTimeout\b",
         "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b",
         # The delivery pipeline, not the running service: "deploy pipeline failed at lint".
         "build failure": r"\b(?:build|pipeline|lint(?:er|ing)?|ci job|unit tests?|compil\w*)\b"

@@ -12,6 +12,7 @@ from typing import Any
 
 from app.evidence.signals import (
     CODE,
+    CONDITION,
     EXCEPTION,
     FILE,
     IDENTIFIER,
@@ -21,8 +22,9 @@ from app.evidence.signals import (
     STATUS_CLASS,
 )
 
-#: Confirmed kinds that point at one family rather than a class of symptoms (the band rule).
-SPECIFIC_KINDS = frozenset({CODE, SERVICE, PATH, FILE, IDENTIFIER, EXCEPTION, PHRASE})
+#: Confirmed kinds that point at one family rather than a class of symptoms (the band rule). A
+#: failure condition counts only where the family's doc names it ("exhausted its connection pool").
+SPECIFIC_KINDS = frozenset({CODE, SERVICE, PATH, FILE, IDENTIFIER, EXCEPTION, PHRASE, CONDITION})
 
 
 @dataclass

@@ -11,7 +11,8 @@ the margin to the runner-up.
   (message or notes), and either the error code from the ``error_code`` field, a stack line or
   collected evidence confirms it, or at least ``high_specific`` confirmations from non-routine
   evidence do: distinct kinds of specific signal (service, path, file, identifier, exception,
-  phrase; a service another uncontradicted offered candidate also confirms does not count),
+  phrase, a platform failure condition the doc names such as "out of memory"; a service
+  another uncontradicted offered candidate also confirms does not count),
   the exact expected HTTP status counting as one more (never alone);
 - ``medium``: at least one specific signal confirms it and nothing contradicts it (at most
   ``medium`` when the records overruled the ``error_code`` field); or it rests
