@@ -281,6 +281,9 @@ def test_the_site_served_and_the_workload_name_the_system() -> None:
         ("new dashboard colours look off", False),
         ("stock counts wrong after the nightly sync", False),
         ("checkout page slow to load product images", False),
+        ("sales endpoint slow, p95 2s, no errors", False),
+        ("error rate normal, only latency is up", False),
+        ("no errors in our logs but card payments answer 502", True),
     ],
 )
 def test_trouble_words_say_something_fails(text: str, trouble: bool) -> None:

@@ -793,6 +793,7 @@ def test_a_fault_of_the_equipment_itself_contradicts_the_software_family(chunks:
     ("message", "answered"),
     [
         ("stock counts wrong after the nightly sync, shows 0 for items on the shelf", False),
+        ("reservations slow, p95 2s, no errors", False),
         ("down", True),
         ("lookups erroring since 09:00", True),
         ("503s", True),

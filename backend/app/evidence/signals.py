@@ -153,9 +153,18 @@ TROUBLE_RE = re.compile(
 )
 
 
+#: Words that say nothing is failing: "slow, no errors", "zero 5xx", "error rate normal".
+NO_TROUBLE_RE = re.compile(
+    r"\b(?:no|without|zero|0)\s+(?:new\s+)?(?:errors?|failures?|exceptions?|alerts?|alarms?"
+    r"|[45](?:\d\d|xx)s?|timeouts?|crash(?:es)?|restarts?)\b"
+    r"|\berror (?:rate|ratio)s? (?:is |are |looks? |stays? )?(?:normal|flat|ok|fine|zero)\b",
+    re.IGNORECASE,
+)
+
+
 def shows_trouble(text: str) -> bool:
-    """Whether ``text`` says something is failing (``TROUBLE_RE``)."""
-    return bool(TROUBLE_RE.search(text))
+    """Whether ``text`` says something is failing (``TROUBLE_RE``), ``NO_TROUBLE_RE`` aside."""
+    return bool(TROUBLE_RE.search(NO_TROUBLE_RE.sub(" ", text)))
 
 
 def failure_conditions(text: str) -> list[str]:
