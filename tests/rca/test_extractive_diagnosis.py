@@ -122,3 +122,30 @@ def test_the_first_error_record_is_cited_even_when_it_matches_no_signal() -> Non
     assert first["error_code"] == "INV-503"
     cited = [e["id"] for claim in first["claims"] for e in claim["evidence"]]
     assert "incident:log:1" in cited and "incident:log:2" in cited
+
+
+def test_the_stack_line_that_says_what_failed_is_cited_for_any_runtime() -> None:
+    go_panic = {
+        "message": "fridge temps missing on dashboard",
+        "stack_trace": "panic: runtime error: index out of range [3] with length 3\n\n"
+        "goroutine 17 [running]:\nmain.parseSensorFrame(...)\n"
+        "\t/src/chiller-monitor/sensor.go:42",
+    }
+    node = {
+        "message": "store 12 tills error on completing sale",
+        "service": "pos-api",
+        "stack_trace": "TypeError: Cannot read properties of undefined (reading 'price')\n"
+        "    at completeSale (/srv/pos-api/src/handlers/checkout.js:112:31)",
+    }
+    for incident, code in ((go_panic, "CH-502"), (node, "POS-500-CHECKOUT")):
+        first = draft(incident, (code, 0.55))["hypotheses"][0]
+        assert first["error_code"] == code
+        cited = [e["id"] for claim in first["claims"] for e in claim["evidence"]]
+        assert "incident:stack:1" in cited, code
+
+
+def test_a_message_of_punctuation_alone_is_not_quoted() -> None:
+    rca = draft({"message": "."})
+    cited = [e["id"] for h in rca["hypotheses"] for c in h["claims"] for e in c["evidence"]]
+    assert "incident:message" not in cited
+    assert "Insufficient evidence" in rca["summary"]

@@ -440,6 +440,9 @@ class IncidentSignals:
     site: str | None = None
     #: The log entry holding the record the parser takes as the cause, when it is in the logs.
     causal_log_id: str | None = None
+    #: The stack line that says what failed: the parser's causal line when the stack holds it,
+    #: else the first line that shows trouble (a trace the parser does not read).
+    causal_stack_id: str | None = None
 
     def of(self, kind: str) -> list[Observation]:
         """The observations of one kind, in evidence order."""
@@ -605,6 +608,18 @@ def observe_incident(
         None,
     )
     records = [i for i in items if i.source != MESSAGE]
+    stack = [i for i in items if i.id.startswith("incident:stack:") and not i.source_code]
+    causal_stack_id = next(
+        (
+            i.id
+            for i in stack
+            if causal.source == "stack_trace"
+            and line
+            and (line in i.text or line.startswith(i.text.strip()))
+        ),
+        # A trace the parser does not read (a Go panic): its first line that says it failed.
+        next((i.id for i in stack if shows_trouble(i.text) or exception_types(i.text)), None),
+    )
     workloads = unique(n for i in records for n in workload_names(i.text))
     sites = unique(h for i in records for h in site_hosts(i.text))
     return IncidentSignals(
@@ -615,4 +630,5 @@ def observe_incident(
         workload=workloads[0] if len(workloads) == 1 else None,
         site=sites[0] if len(sites) == 1 else None,
         causal_log_id=causal_log_id,
+        causal_stack_id=causal_stack_id,
     )

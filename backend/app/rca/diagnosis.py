@@ -134,6 +134,8 @@ class Diagnosis:
     overruled_code: str | None = None
     #: The log entry holding the parser's causal record (the draft always cites it).
     causal_log_id: str | None = None
+    #: The stack line that says what failed (the draft always cites it).
+    causal_stack_id: str | None = None
 
     @property
     def leading(self) -> Candidate | None:
@@ -293,6 +295,7 @@ def diagnose(
     if overruled:
         diagnosis.overruled_code = str(incident.get("error_code") or "").strip() or None
     diagnosis.causal_log_id = observed.causal_log_id
+    diagnosis.causal_stack_id = observed.causal_stack_id
     return diagnosis
 
 

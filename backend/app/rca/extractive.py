@@ -68,13 +68,15 @@ def insufficient_rca(data: RcaInput, diagnosis: Diagnosis | None = None) -> Rca:
     reason = diagnosis.reason if diagnosis is not None else NO_HISTORY
     service = incident.get("service") or "the service"
     claims = []
-    if any(e.id == "incident:message" for e in data.incident_evidence):
+    message = str(incident.get("message", ""))
+    # A message of punctuation alone ("." typed to get past a form) has nothing to quote.
+    if any(e.id == "incident:message" for e in data.incident_evidence) and any(
+        ch.isalnum() for ch in message
+    ):
         claims.append(
             Claim(
-                text=f"{service} reported: {clip(str(incident.get('message', '')))}",
-                evidence=[
-                    Citation(id="incident:message", quote=clip(str(incident.get("message", ""))))
-                ],
+                text=f"{service} reported: {clip(message)}",
+                evidence=[Citation(id="incident:message", quote=clip(message))],
             )
         )
     location = failure_location(data.incident_evidence)
@@ -238,14 +240,18 @@ class ExtractiveGenerator:
         location = failure_location(data.incident_evidence)
         if location and location[0].id not in cited_incident_ids(claims):
             claims.extend(_location_claims(*location))
-        causal = next((e for e in data.incident_evidence if e.id == diagnosis.causal_log_id), None)
-        if causal and causal.id not in cited_incident_ids(claims):
-            claims.append(
-                Claim(
-                    text=f"The first error record in the logs reads: {clip(causal.text)}",
-                    evidence=[Citation(id=causal.id, quote=clip(causal.text))],
+        for causal_id, lead in (
+            (diagnosis.causal_log_id, "The first error record in the logs reads"),
+            (diagnosis.causal_stack_id, "The stack trace says what failed"),
+        ):
+            causal = next((e for e in data.incident_evidence if e.id == causal_id), None)
+            if causal and causal.id not in cited_incident_ids(claims):
+                claims.append(
+                    Claim(
+                        text=f"{lead}: {clip(causal.text)}",
+                        evidence=[Citation(id=causal.id, quote=clip(causal.text))],
+                    )
                 )
-            )
         claims.extend(
             c for c in collected_claims(data.collected_evidence) if c.evidence[0].id not in cited
         )
