@@ -143,3 +143,9 @@ def test_prompt_says_when_the_records_overruled_the_error_code_field() -> None:
     block = prompt_text(incident=incident).split("<diagnosis>", 1)[1]
     assert "the error_code field names CH-502, but the incident's records contradict" in block
     assert "decision: answer" in block
+
+
+def test_prompt_names_the_records_that_say_what_failed() -> None:
+    block = prompt_text(incident=checkout_incident()).split("<diagnosis>", 1)[1]
+    line = next(x for x in block.splitlines() if x.startswith("the records that say what failed"))
+    assert "incident:stack:3" in line

@@ -179,6 +179,9 @@ def _format_diagnosis(diagnosis: Diagnosis) -> str:
             f"the error_code field names {defuse(diagnosis.overruled_code)}, but the incident's "
             "records contradict that family: it was weighed as a hint"
         )
+    deciding = [i for i in (diagnosis.causal_log_id, diagnosis.causal_stack_id) if i]
+    if deciding:
+        lines.append(f"the records that say what failed (cite them): {', '.join(deciding)}")
     for candidate in diagnosis.candidates[:MAX_DIAGNOSIS_CANDIDATES]:
         state = "offered" if candidate.offered else "NOT offered"
         lines.append(
