@@ -21,6 +21,7 @@ from app.evidence.signals import (
     files,
     identifiers,
     incident_texts,
+    item_shows_trouble,
     observe_incident,
     path_matches,
     paths,
@@ -45,6 +46,9 @@ def test_statuses_as_logs_phrases_and_bare_numbers() -> None:
     assert statuses("408/504 status") == [408, 504]
     assert statuses("inventory unavailable (503) returned") == [503]
     assert statuses("checkout-service answered") == []
+    # A number after a word that names what it numbers is an id, wherever the line goes on.
+    assert statuses("pos-api INFO till 3 opened by operator 541") == []
+    assert statuses("inventory-service answered 503") == [503]
 
 
 def test_reason_phrases_count_only_when_written_as_statuses() -> None:
@@ -296,3 +300,18 @@ def test_an_exception_name_says_its_kind_of_failure() -> None:
     assert exception_kind("ReadTimeoutError") == "timeout"
     assert exception_kind("TimeoutError") == "timeout"
     assert exception_kind("ZeroDivisionError") is None
+
+
+def test_a_warning_level_alone_says_nothing_fails() -> None:
+    observed = observe_incident(
+        {
+            "message": "x",
+            "logs": [
+                "chiller-monitor WARN  sensor 4 reading delayed (store 0146)",
+                "pos-api WARN  PLU lookup failed for sku 3045",
+                "pos-api INFO  lookup failed, retry ok",
+            ],
+        }
+    )
+    shown = [item_shows_trouble(i) for i in observed.items if i.id.startswith("incident:log:")]
+    assert shown == [False, True, False]

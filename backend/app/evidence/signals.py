@@ -38,6 +38,7 @@ from app.evidence.patterns import (
     INFO_LEVELS,
     LEVEL_LOWER_RE,
     LEVEL_RE,
+    WARN_LEVELS,
     find_error_codes,
     find_http_statuses,
     normal_code,
@@ -275,6 +276,12 @@ STATUS_CONTEXT_WORDS = frozenset(
 )
 _CODE_CONTEXT_WORDS = frozenset({"code", "error", "err", "errcode", "error_code", "reason"})
 _BARE_BETWEEN_WORDS_RE = re.compile(r"(?P<before>[A-Za-z]+)\s+$")
+#: Words a number after them identifies or counts, never an HTTP status: "operator 541".
+ID_WORDS = frozenset(
+    "operator cashier till store stores order orders user customer basket sku item items line "
+    "lines id pid port table room version build job ticket row node shard partition worker "
+    "thread attempt batch invoice receipt terminal lane aisle sensor".split()
+)
 
 
 #: A code written as the ``error_code`` label (``labels: … error_code=PAY-408 …``).
@@ -302,8 +309,14 @@ def in_code_position(text: str, code: str) -> bool:
 
 
 def _in_status_context(text: str, start: int, end: int) -> bool:
-    """A bare number between two plain words (``store 500 till 4``) is a quantity or an id."""
+    """A bare number between two plain words (``store 500 till 4``) is a quantity or an id.
+
+    So is one after a word that names what it numbers (``opened by operator 541``), wherever
+    the line goes on.
+    """
     match = _BARE_BETWEEN_WORDS_RE.search(text[:start])
+    if match is not None and match.group("before").lower() in ID_WORDS:
+        return False
     if match is None or match.group("before").lower() in STATUS_CONTEXT_WORDS:
         return True
     return not re.match(r"\s+[A-Za-z]", text[end:])
@@ -463,11 +476,31 @@ RESOLVED_RE = re.compile(
 )
 
 
+def item_shows_trouble(item: EvidenceText) -> bool:
+    """Whether a piece of the incident says something fails (``shows_trouble``).
+
+    A routine or handled line never does, and a log line's warning level alone does not:
+    "WARN sensor 4 reading delayed" says something is off, not that anything fails.
+    """
+    if item.weak:
+        return False
+    text = item.text
+    if item.source == LOG:
+        match = LEVEL_RE.search(text[:80]) or LEVEL_LOWER_RE.search(text[:80])
+        if match is not None and match.group("level").upper() in WARN_LEVELS:
+            text = text[: match.start("level")] + text[match.end("level") :]
+    return shows_trouble(text)
+
+
+def is_routine(line: str) -> bool:
+    """A log line written at INFO level or below."""
+    match = LEVEL_RE.search(line[:80]) or LEVEL_LOWER_RE.search(line[:80])
+    return match is not None and match.group("level").upper() in INFO_LEVELS
+
+
 def _is_weak(line: str) -> bool:
     """A routine (INFO or below) line, or one whose failure was handled (``RESOLVED_RE``)."""
-    match = LEVEL_RE.search(line[:80]) or LEVEL_LOWER_RE.search(line[:80])
-    routine = match is not None and match.group("level").upper() in INFO_LEVELS
-    return routine or bool(RESOLVED_RE.search(line))
+    return is_routine(line) or bool(RESOLVED_RE.search(line))
 
 
 def incident_texts(

@@ -56,8 +56,8 @@ from app.evidence.signals import (
     STATUS,
     STATUS_CLASS,
     IncidentSignals,
+    item_shows_trouble,
     observe_incident,
-    shows_trouble,
 )
 from app.evidence.sources.signals import STATUS_FLAT
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
@@ -405,10 +405,11 @@ def _says_something_fails(observed: IncidentSignals) -> bool:
     """Whether any piece of the incident says something fails.
 
     A failure word (``TROUBLE_RE``), a code, a status, an exception or a platform condition
-    counts; the ``service`` field alone says nothing.
+    counts, unless only a routine or handled line shows it; the ``service`` field alone says
+    nothing, and neither does a log line's warning level.
     """
-    return any(o.kind in _FAILURE_SIGNS for o in observed.observations) or any(
-        shows_trouble(i.text) for i in observed.items if i.id != SERVICE_FIELD
+    return any(o.kind in _FAILURE_SIGNS and not o.weak for o in observed.observations) or any(
+        item_shows_trouble(i) for i in observed.items if i.id != SERVICE_FIELD
     )
 
 
