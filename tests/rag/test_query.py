@@ -48,6 +48,16 @@ def test_incident_query_adds_the_evidence() -> None:
     assert incident_query({"message": "m", "logs": "not a list"}) == "m"
 
 
+def test_routine_log_lines_are_left_out_beside_failing_ones() -> None:
+    routine = [f"chiller-monitor INFO readings batch stored store=0{n} n=48" for n in range(9)]
+    failing = "payment-client ERROR ReadTimeout calling https://psp.example after 30s"
+    query = incident_query({"message": "web orders failing", "logs": [*routine, failing]})
+    assert query == f"web orders failing\n{failing}"
+    # A log of routine lines alone is searched as it is.
+    quiet = incident_query({"message": "anything odd?", "logs": routine[:2]})
+    assert quiet.splitlines()[1:] == routine[:2]
+
+
 def test_evidence_terms() -> None:
     parsed = parse_entries(["ERROR plu-service health check failed: HTTP 503 (POS-503-PLU)"])
     terms = evidence_terms(parsed)

@@ -19,6 +19,7 @@ from app.evidence.injection import without_instructions
 from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, status_text
+from app.evidence.signals import is_routine
 
 MAX_QUERY_MESSAGE_CHARS = 300
 MAX_STACK_AND_LOGS_CHARS = 100_000
@@ -69,7 +70,11 @@ def incident_query(incident: Mapping[str, Any], max_chars: int = 2000) -> str:
         parts.append(str(stack).strip())
     logs = incident.get("logs")
     if isinstance(logs, list | tuple):
-        parts.extend(str(line).strip() for line in logs if str(line).strip())
+        lines = [str(line).strip() for line in logs if str(line).strip()]
+        telling = [line for line in lines if not is_routine(line)]
+        # Routine INFO lines around the failing ones name every service in the estate and
+        # drown the failure; a log of routine lines alone is still searched as it is.
+        parts.extend(telling or lines)
     return "\n".join(parts)[:max_chars]
 
 
