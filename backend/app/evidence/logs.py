@@ -300,8 +300,15 @@ def _json_trace(data: dict[str, Any]) -> Trace | None:
 
 
 def _json_object(line: str) -> dict[str, Any] | None:
+    """The JSON object a JSON log line holds; None for a plain line, even one ending in JSON.
+
+    ``WARN POST /pos/v1/sales 422 {"error": "…"}`` is a plain line whose body is JSON: its level
+    and words come before the object, and reading it as a JSON record would lose both.
+    """
     start = line.find("{")
     if start < 0 or not line.rstrip().endswith("}"):
+        return None
+    if level_of(line[:start]) is not Level.NONE:
         return None
     try:
         value = json.loads(line[start:])

@@ -167,3 +167,15 @@ def test_items_are_capped_errors_first(tmp_path: Path) -> None:
     items = asyncio.run(LogFileSource(config, max_items=25).collect(request())).items
     levels = [i.facts["level"] for i in items]
     assert levels.count("error") == 20 and levels.count("warn") == 5
+
+
+def test_a_plain_line_whose_body_is_json_keeps_its_level_and_words(tmp_path: Path) -> None:
+    body = '{"error": "total 12.00 does not equal sum of lines 11.99"}'
+    log = (
+        "2026-11-29T09:58:00.000Z INFO  GET /healthz 200 2ms\n"
+        f"2026-11-29T09:59:00.000Z WARN  POST /pos/v1/sales 422 {body}\n"
+    )
+    source = source_for(tmp_path, {"logs/checkout.log": log}, ["logs/*.log"])
+    items = asyncio.run(source.collect(request())).items
+    assert [i.facts["level"] for i in items] == ["warn"]
+    assert "does not equal sum of lines" in items[0].summary and "422" in items[0].summary
