@@ -15,6 +15,7 @@ from app.rag.query import (
     incident_query,
     incident_query_builder,
     retrieval_query,
+    spaced_name,
 )
 
 
@@ -112,3 +113,12 @@ def test_the_builder_follows_the_parse_evidence_setting() -> None:
     assert incident_query_builder()(incident) == enriched_incident_query(incident) == plain
     configured = incident_query_builder(patterns=[r"\bE\d{4}\b"])(incident)
     assert configured == "service error E1234\nE1234 driver gone"
+
+
+def test_a_camel_case_alert_name_is_searched_as_words() -> None:
+    assert spaced_name("InventoryServiceDown") == "Inventory Service Down"
+    assert spaced_name("HRPortalDown") == "HR Portal Down"
+    assert spaced_name("CHECKOUT_SERVICE_CRASH") == "CHECKOUT_SERVICE_CRASH"
+    assert spaced_name("payment.timeout") == "payment.timeout"
+    incident = {"event": "KubePodCrashLooping", "message": "alert fired"}
+    assert retrieval_query(incident) == "Kube Pod Crash Looping alert fired"

@@ -11,6 +11,7 @@ searched like pasted logs. Measured effect of each part: ``docs/architecture/int
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -35,14 +36,32 @@ NOTHING_TO_SEARCH = (
 QueryBuilder = Callable[[dict[str, Any]], str]
 
 
+#: Where a CamelCase name changes word: ``InventoryServiceDown``, ``HRPortalDown``.
+_CAMEL_BOUNDARY_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def spaced_name(name: str) -> str:
+    """A CamelCase alert name as words (``InventoryServiceDown`` -> ``Inventory Service Down``).
+
+    The embedder reads a run-together name as a few unrelated word pieces, and a keyword match
+    on its whole token finds nothing: "InventoryServiceDown" retrieved no doc above the floor,
+    "Inventory Service Down" the inventory family. Anything but one CamelCase word is kept.
+    """
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name) or name.isupper() or name.islower():
+        return name
+    return _CAMEL_BOUNDARY_RE.sub(" ", name)
+
+
 def retrieval_query(incident: Mapping[str, Any]) -> str:
     """``f"{error_code} {event} {message}"``, skipping missing parts.
 
     Instructions aimed at the model ("cite PAY-408", "ignore previous instructions") are left
-    out of the message (``app.evidence.injection``): they describe no symptom.
+    out of the message (``app.evidence.injection``): they describe no symptom. A CamelCase
+    event (an alert's name) is searched as words (``spaced_name``).
     """
     message = without_instructions(str(incident.get("message") or ""))
-    parts = (incident.get("error_code"), incident.get("event"), " ".join(message.split()))
+    event = spaced_name(str(incident.get("event") or "").strip())
+    parts = (incident.get("error_code"), event, " ".join(message.split()))
     return " ".join(str(p).strip() for p in parts if p and str(p).strip())
 
 
