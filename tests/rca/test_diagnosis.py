@@ -900,6 +900,26 @@ def test_a_third_party_product_named_in_the_prose_stands_in_for_the_service(
     assert kept.leading is not None and kept.leading.key == "POS-422-QTY"
 
 
+def test_a_one_word_alias_elsewhere_does_not_outweigh_the_service_field(chunks: Any) -> None:
+    # "pos" is the POS families' alias, but here it is the pod's Kubernetes namespace.
+    incident = {
+        "event": "KubePodCrashLooping",
+        "service": "receipt-printer-spooler",
+        "message": "[FIRING:1] KubePodCrashLooping pos (receipt-printer-spooler-0 warning)",
+        "logs": [
+            "labels: alertname=KubePodCrashLooping namespace=pos pod=receipt-printer-spooler-0"
+        ],
+    }
+    diagnosis = diagnose(
+        incident, docs(chunks, ("POS-500-CHECKOUT", 0.42)), retrieval_low_confidence=False
+    )
+    assert diagnosis.abstained and "receipt-printer-spooler" in diagnosis.reason
+    # A full service name in a record still speaks for the family.
+    named = {**incident, "logs": ["pos-api ERROR POST /pos/v1/checkout 500 KeyError"]}
+    kept = diagnose(named, docs(chunks, ("POS-500-CHECKOUT", 0.42)), retrieval_low_confidence=False)
+    assert kept.leading is not None and kept.leading.key == "POS-500-CHECKOUT"
+
+
 def test_a_shared_front_door_says_nothing_when_the_path_names_the_component(
     chunks: Any,
 ) -> None:

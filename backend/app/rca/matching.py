@@ -320,6 +320,11 @@ def weigh_services(
         return
     items = ctx.observed.items
     shown = [(n, i) for n in names for i in items if mentions(i, n)]
+    reported = ctx.observed.service
+    if reported and reported not in names:
+        # The incident names its own service, another one: a one-word alias elsewhere ("pos"
+        # as a Kubernetes namespace) does not outweigh it; a full service name does.
+        shown = [(n, i) for n, i in shown if "-" in n]
     if shown:
         canonical = next((n for n, _ in shown if n == names[0]), shown[0][0])
         ids, weak = _strength((i.id for _, i in shown), {i.id for _, i in shown if i.weak})
