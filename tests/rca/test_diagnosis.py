@@ -562,10 +562,17 @@ def test_only_weak_confirmations_need_fair_similarity(chunks: Any) -> None:
         incident, docs(chunks, ("POS-500-CHECKOUT", 0.45)), retrieval_low_confidence=False
     )
     assert quiet.abstained
+    # Fair similarity answers once the incident says something fails; lines that only name
+    # the service, with nothing failing anywhere, never do.
+    failing = {**incident, "message": "tills erroring in store 3 today"}
     close = diagnose(
-        incident, docs(chunks, ("POS-500-CHECKOUT", 0.55)), retrieval_low_confidence=False
+        failing, docs(chunks, ("POS-500-CHECKOUT", 0.55)), retrieval_low_confidence=False
     )
     assert not close.abstained
+    calm = diagnose(
+        incident, docs(chunks, ("POS-500-CHECKOUT", 0.55)), retrieval_low_confidence=False
+    )
+    assert calm.abstained
     # The incident's own service field naming a caller stays a record: the PLU family's caller
     # reporting "503 on lookups" is answered below the prose similarity floor.
     caller = diagnose(
@@ -808,6 +815,26 @@ def test_a_service_alone_answers_only_when_the_incident_says_something_fails(
         retrieval_low_confidence=False,
     )
     assert diagnosis.abstained is not answered
+
+
+def test_log_lines_that_only_name_a_service_do_not_answer_when_nothing_fails(chunks: Any) -> None:
+    quiet = {
+        "message": "store 0211 weird behaviour",
+        "logs": [
+            "chiller-monitor INFO  readings batch stored store=0412 n=48",
+            "chiller-monitor WARN  sensor 4 reading delayed (store 0146)",
+            "pos-api INFO  till 3 opened by operator 541",
+        ],
+    }
+    diagnosis = diagnose(quiet, docs(chunks, ("CH-502", 0.55)), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    # The incident's own service field, fairly similar, still answers a slow report.
+    slow = {
+        "message": "payment-service latency p99 12s, provider slow",
+        "service": "payment-service",
+    }
+    answered = diagnose(slow, docs(chunks, ("PAY-408", 0.64)), retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "PAY-408"
 
 
 def test_the_site_a_proxy_served_stands_in_for_a_missing_service_field(chunks: Any) -> None:
