@@ -38,6 +38,10 @@ def test_error_code_patterns_are_configurable() -> None:
         ("api-gateway 502 for GET /chiller/api/v1/readings", [502]),
         ("checkout payment step failed with status 408", [408]),
         ("GET /healthz -> 200, exit code 137, waited 30000ms, order 500123", []),
+        ("pos-api WARN  POST /pos/v1/sales 422 lines must not be empty", [422]),
+        ("GET /v1/stock/4411 503 12ms", [503]),
+        ("GET /pos/v1/health 200 3ms", []),
+        ("ERROR pos-api PLU service unavailable (503) for sku 4011", [503]),
     ],
 )
 def test_http_statuses(text: str, statuses: list[int]) -> None:

@@ -75,7 +75,11 @@ _STATUS_RES = (
         r"\bstatus(?: code)?)\s+\"?(?P<code>[1-5]\d\d)\b"
     ),
     re.compile(rf"\b(?P<code>[1-5]\d\d)\s+(?:{_STATUS_PHRASES})\b", re.IGNORECASE),
+    # The phrase, then the code in brackets: "PLU service unavailable (503)".
+    re.compile(rf"\b(?:{_STATUS_PHRASES})\s*[(\[](?P<code>[1-5]\d\d)[)\]]", re.IGNORECASE),
     re.compile(r"\b(?P<code>[45]\d\d)\s+(?:for|from|on|error|response)\b"),
+    # An access-log request line: the method, the path, then the status ("POST /sales 422").
+    re.compile(r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/\S*\s+(?P<code>[1-5]\d\d)\b"),
 )
 
 
