@@ -1025,6 +1025,24 @@ def test_what_two_families_share_does_not_keep_the_error_code_field(chunks: Any)
     assert kept.leading is not None and kept.leading.key == "POS-422-QTY"
 
 
+def test_of_two_failures_in_the_records_the_causal_record_decides(chunks: Any) -> None:
+    incident = {
+        "message": "two things at once?",
+        "service": "pos-api",
+        "logs": [
+            "WARN pos-api POST /pos/v1/sales 422 lines must not be empty (till 3)",
+            "ERROR pos-api PLU service unavailable (503) for sku 4011",
+            "ERROR pos-api PLU service unavailable (503) for sku 3045",
+        ],
+    }
+    pairs = (("POS-503-PLU", 0.71), ("POS-422-LINES", 0.69))
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    found = by_code(diagnosis.candidates)
+    assert found["POS-503-PLU"].supported and found["POS-422-LINES"].supported
+    # pos-api is the lines family's own service, but the ERROR lines are what failed.
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-503-PLU"
+
+
 def test_the_error_code_field_stands_when_the_records_show_its_family_failing(
     chunks: Any,
 ) -> None:

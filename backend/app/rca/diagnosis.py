@@ -422,6 +422,32 @@ def _says_something_fails(observed: IncidentSignals) -> bool:
     )
 
 
+def _causal_choice(failing: Sequence[Candidate], observed: IncidentSignals) -> Candidate | None:
+    """Of two or more families each failing in the records, the one the causal record shows.
+
+    "WARN POST /pos/v1/sales 422 lines must not be empty" beside three "ERROR PLU service
+    unavailable (503)" lines: the parser's causal record (errors before warnings, the first
+    one carrying evidence) says which failure the incident is about. Not when the
+    ``error_code`` field names one of them: then the field says which.
+    """
+    causal = observed.causal_log_id
+    if causal is None or len(failing) < 2:
+        return None
+    if any(h.kind == CODE and FIELD_CODE in h.evidence_ids for c in failing for h in c.confirmed):
+        return None
+    return next(
+        (
+            c
+            for c in failing
+            if any(
+                h.kind in FAILURE_KINDS and not h.weak and causal in h.evidence_ids
+                for h in c.confirmed
+            )
+        ),
+        None,
+    )
+
+
 def _decide(
     candidates: list[Candidate],
     retrieval_low_confidence: bool,
@@ -447,7 +473,8 @@ def _decide(
         # A family whose own failure shows (exception, exact status, phrase, code, code
         # location) leads one confirmed only by where it runs and by routine or handled lines:
         # "sale rejected 422 … (re-keyed ok)" beside "plu-service … -> 503" is noise.
-        best = next((c for c in supported if shows_failure(c)), supported[0])
+        failing = [c for c in supported if shows_failure(c)]
+        best = _causal_choice(failing, observed) or next(iter(failing), supported[0])
         # The best supported candidate leads, even when an unsupported one scored higher.
         ordered = [best, *(c for c in candidates if c is not best)]
         return Diagnosis(
