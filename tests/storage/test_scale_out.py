@@ -158,7 +158,12 @@ def messages_about(receiver: Receiver, incident_id: str, settle: float = 3.0) ->
             break
         seen = count
         time.sleep(settle)
-    return [b["text"] for b in receiver.bodies() if f"/#/incidents/{incident_id}" in b["text"]]
+    # Only what was posted to the webhook's own path: the port is the machine's, and a stray
+    # request from another process (seen once under CI, with an empty body) is not a message.
+    with receiver.arrived:
+        bodies = [r["body"] for r in receiver.requests if r["path"] == "/hooks/rca"]
+    messages = [b for b in bodies if isinstance(b, dict)]
+    return [b["text"] for b in messages if f"/#/incidents/{incident_id}" in b["text"]]
 
 
 async def test_one_alert_posted_to_both_workers_at_once_opens_one_incident(
