@@ -79,9 +79,20 @@ def test_collection_decides_where_the_alert_text_alone_does_not(tmp_path: Path) 
     missing = missing_binaries()
     if missing:
         skip_or_fail(f"{', '.join(missing)} not installed (apt-get install prometheus)")
-    slugs = ("02_checkout_errors", "03_pos_slo_burn", "07_checkout_degraded")
+    # Two pairs of scenarios whose alerts read the same, each pair with two different causes:
+    # the alert text alone gives one answer per pair, so it is wrong for one of the two at
+    # least, while what the collector finds tells them apart.
+    pairs = (
+        ("01_checkout_errors", "02_checkout_errors"),
+        ("03_pos_slo_burn", "04_pos_slo_burn"),
+    )
+    slugs = tuple(slug for pair in pairs for slug in pair)
     scenarios = load_scenarios(SCENARIOS, only=slugs)
     assert [s.slug for s in scenarios] == list(slugs)
+    for first, second in pairs:
+        one, other = (next(s for s in scenarios if s.slug == slug) for slug in (first, second))
+        assert one.incident == other.incident
+        assert one.expected_error_code != other.expected_error_code
 
     report = run_investigation(scenarios, make_settings(tmp_path))
 
@@ -92,10 +103,13 @@ def test_collection_decides_where_the_alert_text_alone_does_not(tmp_path: Path) 
         cited = row["with"]["cited_collected"]
         assert any(c.startswith("log:") for c in cited), (slug, cited)
         assert any(c.startswith("prom:") for c in cited), (slug, cited)
-        assert not row["without"]["correct"], (slug, row)
         assert row["without"]["cited_collected"] == []
+    for first, second in pairs:
+        without = [report["scenarios"][slug]["without"] for slug in (first, second)]
+        assert without[0]["got"] == without[1]["got"], without
+        assert not all(w["correct"] for w in without), without
     assert report["with"]["hit@1"] == 1.0
-    assert report["without"]["hit@1"] == 0.0
+    assert report["without"]["hit@1"] <= 0.5
     table = format_investigation(report)
     assert "with collection" in table
     assert "without collection" in table
