@@ -31,6 +31,7 @@ from http import HTTPStatus
 from typing import Any
 
 from app.evidence.injection import without_instructions
+from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import (
     DEFAULT_ERROR_CODE_PATTERNS,
@@ -486,15 +487,20 @@ def item_shows_trouble(item: EvidenceText) -> bool:
         return False
     text = item.text
     if item.source == LOG:
-        match = LEVEL_RE.search(text[:80]) or LEVEL_LOWER_RE.search(text[:80])
+        match = _level_match(text)
         if match is not None and match.group("level").upper() in WARN_LEVELS:
             text = text[: match.start("level")] + text[match.end("level") :]
     return shows_trouble(text)
 
 
+def _level_match(line: str) -> re.Match[str] | None:
+    """Where a log line's level is written (near its start), if anywhere."""
+    return LEVEL_RE.search(line[:80]) or LEVEL_LOWER_RE.search(line[:80])
+
+
 def is_routine(line: str) -> bool:
     """A log line written at INFO level or below."""
-    match = LEVEL_RE.search(line[:80]) or LEVEL_LOWER_RE.search(line[:80])
+    match = _level_match(line)
     return match is not None and match.group("level").upper() in INFO_LEVELS
 
 
@@ -628,31 +634,8 @@ def observe_incident(
         if only and causal.source != "message" and only in (causal.causal_line or "")
         else None
     )
-    line = (causal.causal_line or "").strip()
-    causal_log_id = next(
-        (
-            i.id
-            for i in items
-            if causal.source == "logs"
-            and line
-            and i.id.startswith("incident:log:")
-            and line in i.text
-        ),
-        None,
-    )
+    causal_log_id, causal_stack_id = _causal_ids(items, causal)
     records = [i for i in items if i.source != MESSAGE]
-    stack = [i for i in items if i.id.startswith("incident:stack:") and not i.source_code]
-    causal_stack_id = next(
-        (
-            i.id
-            for i in stack
-            if causal.source == "stack_trace"
-            and line
-            and (line in i.text or line.startswith(i.text.strip()))
-        ),
-        # A trace the parser does not read (a Go panic): its first line that says it failed.
-        next((i.id for i in stack if shows_trouble(i.text) or exception_types(i.text)), None),
-    )
     workloads = unique(n for i in records for n in workload_names(i.text))
     sites = unique(h for i in records for h in site_hosts(i.text))
     return IncidentSignals(
@@ -665,3 +648,32 @@ def observe_incident(
         causal_log_id=causal_log_id,
         causal_stack_id=causal_stack_id,
     )
+
+
+def _causal_ids(
+    items: Sequence[EvidenceText], causal: ParsedEvidence
+) -> tuple[str | None, str | None]:
+    """The log entry and the stack line holding what the parser takes as the cause.
+
+    A stack the parser does not read (a Go panic) still has a line that says it failed: its
+    first line showing trouble or naming an exception.
+    """
+    line = (causal.causal_line or "").strip()
+    logs = [i for i in items if i.source == LOG]
+    stack = [i for i in items if i.source == STACK and not i.source_code]
+    log_id = next((i.id for i in logs if causal.source == "logs" and line and line in i.text), None)
+    stack_id = next(
+        (
+            i.id
+            for i in stack
+            if causal.source == "stack_trace"
+            and line
+            and (line in i.text or line.startswith(i.text.strip()))
+        ),
+        None,
+    )
+    if stack_id is None:
+        stack_id = next(
+            (i.id for i in stack if shows_trouble(i.text) or exception_types(i.text)), None
+        )
+    return log_id, stack_id

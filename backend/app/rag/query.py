@@ -36,7 +36,9 @@ NOTHING_TO_SEARCH = (
 QueryBuilder = Callable[[dict[str, Any]], str]
 
 
-#: Where a CamelCase name changes word: ``InventoryServiceDown``, ``HRPortalDown``.
+#: One run-together name of letters and digits (an alert's name), and where it changes word:
+#: ``InventoryServiceDown``, ``HRPortalDown``.
+_ONE_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL_BOUNDARY_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
@@ -47,7 +49,7 @@ def spaced_name(name: str) -> str:
     on its whole token finds nothing: "InventoryServiceDown" retrieved no doc above the floor,
     "Inventory Service Down" the inventory family. Anything but one CamelCase word is kept.
     """
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name) or name.isupper() or name.islower():
+    if not _ONE_NAME_RE.fullmatch(name) or name.isupper() or name.islower():
         return name
     return _CAMEL_BOUNDARY_RE.sub(" ", name)
 

@@ -386,19 +386,14 @@ def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool) -> b
     incident must say something fails (``trouble``) or be fairly similar: "stock counts wrong
     after the nightly sync" from inventory-service is that service, not its outage family.
     """
-    only_where = all(h.kind in (SERVICE, STATUS_CLASS) for h in cand.confirmed)
-    if (
-        not trouble
-        and only_where
-        and not any(SERVICE_FIELD in h.evidence_ids for h in cand.confirmed)
-    ):
-        # Log lines that merely name the service, with nothing failing anywhere: the family is
-        # where the lines come from, not what happened.
-        return False
+    if not trouble and all(h.kind in (SERVICE, STATUS_CLASS) for h in cand.confirmed):
+        # Nothing fails anywhere and only where it runs confirms the family: the service field
+        # with fair similarity may still answer, log lines that merely name the service never
+        # do (the family is where the lines come from, not what happened).
+        by_field = any(SERVICE_FIELD in h.evidence_ids for h in cand.confirmed)
+        return by_field and cand.similarity >= PROSE_MIN_SIMILARITY
     if cand.similarity >= PROSE_MIN_SIMILARITY:
         return True
-    if not trouble and only_where:
-        return False
     return any(
         i not in prose and (not h.weak or i == SERVICE_FIELD)
         for h in cand.confirmed
