@@ -14,6 +14,7 @@ from app.rag.windows import (
     WINDOW_START_KEY,
     Offsets,
     is_window,
+    sentence_spans,
     window_chunks,
     window_spans,
     with_windows,
@@ -104,3 +105,49 @@ def test_windows_count_model_word_pieces() -> None:
     (pieces,) = wordpiece_offsets(["unbelievably long"])
     assert len(pieces) > 2  # word pieces, not words
     assert pieces[0][0] == 0
+
+
+def sentences(body: str) -> list[str]:
+    return [body[start:end] for start, end in sentence_spans(body)]
+
+
+def test_sentences_end_at_a_stop_before_a_capital_or_at_a_line_end() -> None:
+    body = (
+        "Statins lower LDL in most adults. In 12.5% of cases (n = 40) they did not! "
+        "Why is that so in those patients? 3 trials say dose.\nSymptoms: pods restart every minute"
+    )
+    assert sentences(body) == [
+        "Statins lower LDL in most adults.",
+        "In 12.5% of cases (n = 40) they did not!",  # "12.5" is not a sentence end
+        "Why is that so in those patients?",
+        "3 trials say dose.\nSymptoms: pods restart every minute",  # a short one joins the next
+    ]
+
+
+def test_a_heading_joins_the_next_sentence_and_one_sentence_is_no_passage() -> None:
+    assert sentences("Methods. We enrolled 300 adults across four sites.  Results. None died.") == [
+        "Methods. We enrolled 300 adults across four sites.",
+        "Results. None died.",  # the body's last words stay, however short
+    ]
+    assert sentences("A single sentence about one finding, e.g. this one.") == []
+    assert sentences("") == []
+
+
+def test_sentence_passages_sit_beside_the_document_and_its_windows() -> None:
+    body = "First finding is stated here in full. Second finding follows it in full."
+    (offsets,) = word_offsets([body])
+    whole, *passages = window_chunks(
+        "d", "T", body, size=8, stride=4, offsets=offsets, sentences=True
+    )
+    assert whole.id == "d"
+    assert [p.id for p in passages] == ["d#w0", "d#w1", "d#w2", "d#s0", "d#s1"]
+    assert passages[3].text == "T First finding is stated here in full."
+    assert all(is_window(p.metadata) and p.metadata[PARENT_KEY] == "d" for p in passages)
+    start, end = passages[4].metadata[WINDOW_START_KEY], passages[4].metadata[WINDOW_END_KEY]
+    assert body[start:end] == "Second finding follows it in full."
+    entry = KnowledgeChunk(
+        id="e",
+        text="Error: X\nCause: the discount divides by zero items.\nFix: reject empty baskets.",
+        metadata={},
+    )
+    assert [c.id for c in with_windows([entry], 0, 48, sentences=True)] == ["e", "e#s0", "e#s1"]

@@ -109,6 +109,7 @@ class Settings(BaseSettings):
     bm25_title_repeats: int = Field(default=0, ge=0, le=10)
     window_tokens: int = Field(default=96, ge=0, le=256)
     window_stride: int = Field(default=48, ge=1, le=256)
+    sentence_chunks: bool = False
     # End of retrieval engine (B).
 
     # Knowledge lifecycle (B2) -- sources, backends, incremental ingest; see .env.example.

@@ -187,22 +187,26 @@ def _doc_metadata(doc_id: str, title: str) -> dict[str, str | int]:
     return {PARENT_KEY: doc_id, "title": title} if title else {PARENT_KEY: doc_id}
 
 
-def corpus_chunks(dataset: BeirDataset, windows: int, stride: int) -> list[KnowledgeChunk]:
+def corpus_chunks(
+    dataset: BeirDataset, windows: int, stride: int, sentences: bool = False
+) -> list[KnowledgeChunk]:
     """The corpus as the knowledge collection stores it: whole docs, plus windows of long ones."""
-    if windows <= 0:
+    if windows <= 0 and not sentences:
         return [
             KnowledgeChunk(id=i, text=t, metadata=_doc_metadata(i, title))
             for i, t, title in zip(
                 dataset.doc_ids, dataset.doc_texts, dataset.doc_titles, strict=True
             )
         ]
-    offsets = wordpiece_offsets(dataset.doc_bodies)
+    offsets = wordpiece_offsets(dataset.doc_bodies) if windows > 0 else [[]] * len(dataset.doc_ids)
     return [
         chunk
         for i, title, body, spans in zip(
             dataset.doc_ids, dataset.doc_titles, dataset.doc_bodies, offsets, strict=True
         )
-        for chunk in window_chunks(i, title, body, size=windows, stride=stride, offsets=spans)
+        for chunk in window_chunks(
+            i, title, body, size=windows, stride=stride, offsets=spans, sentences=sentences
+        )
     ]
 
 
@@ -213,10 +217,10 @@ class _Collections:
         self.dataset = dataset
         self.embedder = embedder
         self.client = chromadb.EphemeralClient()
-        self._stores: dict[tuple[int, int], VectorStore] = {}
+        self._stores: dict[tuple[int, int, bool], VectorStore] = {}
 
-    def store(self, windows: int, stride: int) -> VectorStore:
-        key = (windows, stride if windows else 0)
+    def store(self, windows: int, stride: int, sentences: bool = False) -> VectorStore:
+        key = (windows, stride if windows else 0, sentences)
         if key not in self._stores:
             name = f"beir-{uuid.uuid4().hex[:10]}"
             store = VectorStore(self.client, self.embedder, name)
@@ -265,7 +269,7 @@ def evaluate_beir(
     try:
         for mode in modes:
             started = time.perf_counter()
-            store = collections.store(mode.window_tokens, mode.window_stride)
+            store = collections.store(mode.window_tokens, mode.window_stride, mode.sentences)
             engine = RetrievalEngine(store, mode.engine)
             built = time.perf_counter()
             rankings: dict[str, list[str]] = {}

@@ -44,6 +44,7 @@ class Configuration:
     engine: EngineConfig
     window_tokens: int
     window_stride: int
+    sentences: bool = False
 
     def summary(self) -> dict[str, Any]:
         """The knobs that define this mode, as plain data for the report."""
@@ -67,6 +68,7 @@ class Configuration:
             },
             "window_tokens": self.window_tokens,
             "window_stride": self.window_stride,
+            "sentence_chunks": self.sentences,
         }
 
 
@@ -106,6 +108,7 @@ def parse_mode(spec: str, settings: Settings) -> Configuration:
         overrides[key.strip()] = raw.strip()
     engine = EngineConfig.from_settings(settings)
     windows, stride = settings.window_tokens, settings.window_stride
+    sentences = settings.sentence_chunks
     bm25: dict[str, Any] = {}
     changes: dict[str, Any] = {}
     try:
@@ -114,6 +117,8 @@ def parse_mode(spec: str, settings: Settings) -> Configuration:
                 windows = int(raw)
             elif key == "stride":
                 stride = int(raw)
+            elif key == "sentences":
+                sentences = _value(bool, raw)
             elif key in _BM25_KEYS:
                 name = _BM25_KEYS[key]
                 bm25[name] = (
@@ -133,4 +138,4 @@ def parse_mode(spec: str, settings: Settings) -> Configuration:
         changes["bm25"] = replace(engine.bm25, **bm25)
     if windows and not 0 < stride <= windows:
         raise ConfigurationError(f"mode {spec!r}: need 0 < stride <= windows")
-    return Configuration(spec, replace(engine, **changes), windows, stride)
+    return Configuration(spec, replace(engine, **changes), windows, stride, sentences)

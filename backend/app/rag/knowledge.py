@@ -153,6 +153,7 @@ def ingest_sources(
     progress: Progress | None = None,
     window_tokens: int = 0,
     window_stride: int = DEFAULT_WINDOW_STRIDE,
+    sentence_chunks: bool = False,
 ) -> IngestReport:
     """Read ``source`` (folder or file) and sync ``store`` to it; log the summary line.
 
@@ -164,6 +165,7 @@ def ingest_sources(
         window_tokens: Store windows of this many model tokens beside each longer document
             (``app.rag.windows``); 0 stores the documents alone.
         window_stride: Model tokens between window starts.
+        sentence_chunks: Also store each sentence of a document as a passage.
 
     Returns:
         The report of this ingest.
@@ -175,7 +177,7 @@ def ingest_sources(
     loaded = load_sources(source, count_tokens=store.embedder.count_tokens)
     for warning in loaded.warnings:
         logger.warning(warning)
-    stored = with_windows(loaded.chunks, window_tokens, window_stride)
+    stored = with_windows(loaded.chunks, window_tokens, window_stride, sentences=sentence_chunks)
     result = sync_store(store, stored, batch_size=batch_size, progress=progress)
     ids = list(dict.fromkeys(c.id for c in loaded.chunks))
     report = IngestReport(
@@ -221,6 +223,7 @@ class KnowledgeBase:
     batch_size: int | None = None
     window_tokens: int = 0
     window_stride: int = DEFAULT_WINDOW_STRIDE
+    sentence_chunks: bool = False
     _reload_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
     )
@@ -269,6 +272,7 @@ class KnowledgeBase:
                 progress=progress,
                 window_tokens=self.window_tokens,
                 window_stride=self.window_stride,
+                sentence_chunks=self.sentence_chunks,
             )
             # One attribute assignment: readers see the old report or the new one, never a mix.
             self.report = report
@@ -367,6 +371,7 @@ def build_knowledge_base(
         progress=progress,
         window_tokens=settings.window_tokens,
         window_stride=settings.window_stride,
+        sentence_chunks=settings.sentence_chunks,
     )
     return KnowledgeBase(
         store=store,
@@ -376,4 +381,5 @@ def build_knowledge_base(
         batch_size=settings.ingest_batch_size,
         window_tokens=settings.window_tokens,
         window_stride=settings.window_stride,
+        sentence_chunks=settings.sentence_chunks,
     )

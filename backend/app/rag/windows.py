@@ -12,6 +12,7 @@ document (``app.rag.candidates``). A text of at most ``size`` tokens gets no win
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
@@ -29,6 +30,11 @@ WINDOW_END_KEY = "window_end"
 #: Model tokens per window and between window starts, chosen on SciFact train (shared README).
 DEFAULT_WINDOW_TOKENS = 96
 DEFAULT_WINDOW_STRIDE = 48
+#: A sentence of fewer words is joined to the next one (headings such as "Methods.").
+MIN_SENTENCE_WORDS = 6
+
+# A sentence ends at . ! or ? before whitespace and a capital, digit or bracket, or at a line end.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])|\n+")
 
 
 class _Chunk(Protocol):
@@ -82,6 +88,25 @@ def passage_spans(offsets: Offsets, size: int, stride: int) -> list[tuple[int, i
     ]
 
 
+def sentence_spans(body: str) -> list[tuple[int, int]]:
+    """Character spans ``[start, end)`` of the body's sentences (short ones joined to the next).
+
+    A body of one sentence has no spans: its sentence is the document itself.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in [*_SENTENCE_END.finditer(body), None]:
+        end = match.start() if match else len(body)
+        text = body[start:end]
+        if match is not None and len(text.split()) < MIN_SENTENCE_WORDS:
+            continue
+        if text.strip():
+            lead = len(text) - len(text.lstrip())
+            spans.append((start + lead, start + len(text.rstrip())))
+        start = match.end() if match else len(body)
+    return spans if len(spans) > 1 else []
+
+
 def _window_text(head: str, passage: str) -> str:
     return f"{head} {passage}" if head else passage
 
@@ -110,6 +135,7 @@ def window_chunks(
     offsets: Offsets | None = None,
     *,
     whole: bool = True,
+    sentences: bool = False,
 ) -> list[KnowledgeChunk]:
     """A titled document as stored: the whole document first, then its windows when long.
 
@@ -123,6 +149,9 @@ def window_chunks(
         offsets: The body's word-piece spans when already computed (``wordpiece_offsets``).
         whole: Include the whole document (its text is the title, a space, then the body);
             ``False`` returns the windows only.
+        sentences: Also store each sentence of a body of two or more as a passage
+            (``<doc_id>#s<n>``, title in front), whatever the body's length; ``size`` 0 then
+            stores sentences without windows.
 
     Returns:
         The chunks; each names ``doc_id`` in ``parent_id``, a window also its span in the body.
@@ -132,9 +161,9 @@ def window_chunks(
     if title:
         base["title"] = title
     chunks = [KnowledgeChunk(id=doc_id, text=f"{title} {body}".strip(), metadata=base)]
-    spans = offsets if offsets is not None else wordpiece_offsets([body])[0]
-    if len(spans) > size:
-        head = title.strip()
+    head = title.strip()
+    spans = [] if size <= 0 else offsets if offsets is not None else wordpiece_offsets([body])[0]
+    if size > 0 and len(spans) > size:
         chunks += [
             KnowledgeChunk(
                 id=f"{doc_id}#w{n}",
@@ -143,16 +172,28 @@ def window_chunks(
             )
             for n, (start, end) in enumerate(passage_spans(spans, size, stride))
         ]
+    if sentences:
+        chunks += [
+            KnowledgeChunk(
+                id=f"{doc_id}#s{n}",
+                text=_window_text(head, body[start:end]),
+                metadata={**base, WINDOW_START_KEY: start, WINDOW_END_KEY: end},
+            )
+            for n, (start, end) in enumerate(sentence_spans(body))
+        ]
     return chunks if whole else chunks[1:]
 
 
-def with_windows(chunks: Sequence[KnowledgeChunk], size: int, stride: int) -> list[KnowledgeChunk]:
+def with_windows(
+    chunks: Sequence[KnowledgeChunk], size: int, stride: int, *, sentences: bool = False
+) -> list[KnowledgeChunk]:
     """Knowledge chunks followed by the windows of the long ones (``size`` 0: no windows).
 
     A knowledge chunk's first line (an entry's ``Error:`` line, a runbook section's heading)
-    is its title: every window of the rest starts with it.
+    is its title: every window of the rest starts with it. ``sentences`` adds each sentence
+    of the rest as a passage too.
     """
-    if size <= 0:
+    if size <= 0 and not sentences:
         return list(chunks)
     heads, bodies = [], []
     for chunk in chunks:
@@ -162,10 +203,22 @@ def with_windows(chunks: Sequence[KnowledgeChunk], size: int, stride: int) -> li
     windows = [
         window
         for chunk, head, body, spans in zip(
-            chunks, heads, bodies, wordpiece_offsets(bodies), strict=True
+            chunks,
+            heads,
+            bodies,
+            wordpiece_offsets(bodies) if size > 0 else [[]] * len(bodies),
+            strict=True,
         )
         for window in window_chunks(
-            chunk.id, head, body, chunk.metadata, size, stride, spans, whole=False
+            chunk.id,
+            head,
+            body,
+            chunk.metadata,
+            size,
+            stride,
+            spans,
+            whole=False,
+            sentences=sentences,
         )
     ]
     return [*chunks, *windows]
