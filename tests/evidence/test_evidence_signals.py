@@ -49,6 +49,11 @@ def test_statuses_as_logs_phrases_and_bare_numbers() -> None:
     # A number after a word that names what it numbers is an id, wherever the line goes on.
     assert statuses("pos-api INFO till 3 opened by operator 541") == []
     assert statuses("inventory-service answered 503") == [503]
+    # Counted in the plural, or followed by what they are.
+    assert statuses("tills getting 503s since 9") == [503]
+    assert statuses("429s from the psp") == [429]
+    assert statuses("seeing 502 errors at the gateway") == [502]
+    assert statuses("retry after 500s, took 400s to finish") == []  # durations
 
 
 def test_reason_phrases_count_only_when_written_as_statuses() -> None:
@@ -70,6 +75,10 @@ def test_bare_numbers_that_are_not_statuses_do_not_count() -> None:
     assert statuses("code CO-500 at store 0051 took 2210ms, 130 reads, size 30, port=443") == []
     assert statuses("quantity 450 items") == []
     assert statuses("the 422 is bad", bare=False) == []
+    # What a service does with it, in a sentence, is a status; what it returns in rows is not.
+    assert statuses("the payment provider returns 502 to us", bare=False) == [502]
+    assert statuses("checkout throws a 500", bare=False) == [500]
+    assert statuses("the export returns 500 rows", bare=False) == []
 
 
 def test_paths_from_text_and_urls_ignore_hosts_and_queries() -> None:
@@ -196,6 +205,11 @@ def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("Back-off pulling image: ImagePullBackOff") == ["image pull failure"]
     assert failure_conditions("0/3 nodes available: Insufficient cpu") == ["unschedulable"]
     assert failure_conditions("x509: certificate has expired") == ["certificate"]
+    cert = ["certificate"]
+    assert failure_conditions("TLS cert for api.shop.example expired at 00:00") == cert
+    assert failure_conditions("browsers show NET::ERR_CERT_DATE_INVALID") == cert
+    assert failure_conditions("expired certificate on the intranet") == cert
+    assert failure_conditions("receipt printer on till 2 jammed") == ["equipment fault"]
     assert failure_conditions("429 Too Many Requests") == ["rate limit"]
     assert failure_conditions("payment provider timed out after 30 s") == []
     assert failure_conditions("compressor high pressure fault") == ["equipment fault"]

@@ -14,6 +14,13 @@ from app.evidence.subject import named_system
         ("503 from Keycloak since 09:00", "keycloak"),
         ("ZeroDivisionError: division by zero in the finance team's pandas notebook", "pandas"),
         ("guest Wi-Fi portal down", "wi-fi"),
+        # A monitoring tool that fails, rather than shows a failure.
+        ("Grafana behind nginx: 502 Bad Gateway, upstream prematurely closed", "grafana"),
+        ("Grafana is down for everyone", "grafana"),
+        ("Kibana returns 503 since the upgrade", "kibana"),
+        ("Grafana: chiller temperatures flat since 03:00", None),
+        ("Grafana dashboard for the fridges is empty", None),
+        ("Prometheus alert: InventoryServiceDown", None),
         # Not named where the subject is, or not a third-party product.
         ("checkout 500 after the Jira ticket was closed", None),
         ("Grafana shows chiller temperatures flat", None),

@@ -122,3 +122,11 @@ def test_a_camel_case_alert_name_is_searched_as_words() -> None:
     assert spaced_name("payment.timeout") == "payment.timeout"
     incident = {"event": "KubePodCrashLooping", "message": "alert fired"}
     assert retrieval_query(incident) == "Kube Pod Crash Looping alert fired"
+    assert spaced_name("InventoryService5xxRatioHigh") == "Inventory Service 5xx Ratio High"
+    assert spaced_name("[RESOLVED] InventoryServiceDown") == "[RESOLVED] Inventory Service Down"
+    assert spaced_name("PAY408") == "PAY408"  # a code, not a name
+    # An alert's name as the whole message is searched as words too.
+    assert retrieval_query({"message": "[FIRING:1] CheckoutErrors"}) == "[FIRING:1] Checkout Errors"
+    assert retrieval_query({"message": "ZeroDivisionError in apply_discount"}) == (
+        "ZeroDivisionError in apply_discount"
+    )

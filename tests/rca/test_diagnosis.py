@@ -1063,3 +1063,70 @@ def test_the_error_code_field_stands_when_the_records_show_its_family_failing(
     )
     assert diagnosis.overruled_code is None
     assert "code" in kinds(by_code(diagnosis.candidates)["POS-422-QTY"].confirmed)
+
+
+def test_the_reporters_words_agreeing_answer_no_worse_than_saying_nothing(chunks: Any) -> None:
+    # "503s" in the prose confirms the inventory family's status; it used to turn a
+    # similarity answer into an abstention, while a message with no signal at all answered.
+    terse = diagnose(
+        {"message": "inv svc 503s"}, docs(chunks, ("INV-503", 0.43)), retrieval_low_confidence=False
+    )
+    silent = diagnose(
+        {"message": "inv svc trouble"},
+        docs(chunks, ("INV-503", 0.43)),
+        retrieval_low_confidence=False,
+    )
+    for diagnosis in (terse, silent):
+        assert diagnosis.leading is not None and diagnosis.leading.key == "INV-503"
+        assert diagnosis.basis == "similarity"
+        assert diagnosis_band(diagnosis) == ConfidenceBand.LOW
+    # A contradiction in the records still stops it.
+    contradicted = diagnose(
+        {"message": "inv svc 503s", "logs": ["ERROR payment-service ReadTimeout after 30 s"]},
+        docs(chunks, ("INV-503", 0.43)),
+        retrieval_low_confidence=False,
+    )
+    assert contradicted.leading is None or contradicted.leading.key != "INV-503"
+
+
+def test_the_familys_full_service_name_in_the_report_counts_like_the_field(chunks: Any) -> None:
+    pasted = (
+        "PagerDuty: [FIRING:1] HighErrorRate checkout-service (severity=critical) summary: "
+        "5xx ratio 0.31 on POST /checkout"
+    )
+    diagnosis = diagnose(
+        {"message": pasted, "event": "alert"},
+        docs(chunks, ("CO-500", 0.44), ("POS-500-CHECKOUT", 0.46)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.basis == "evidence"
+    assert diagnosis.leading is not None and diagnosis.leading.key == "CO-500"
+    # Naming the service without saying anything fails does not answer below fair similarity.
+    quiet = diagnose(
+        {"message": "checkout-service deploy 4.2 rolled out to all regions"},
+        docs(chunks, ("CO-500", 0.44)),
+        retrieval_low_confidence=False,
+    )
+    assert quiet.basis != "evidence"
+
+
+def test_an_exact_status_in_the_prose_does_not_lower_a_strong_similarity_band(
+    chunks: Any,
+) -> None:
+    message = "the cold-chain app keeps dying and the proxy in front of it answers with 502s"
+    diagnosis = diagnose(
+        {"message": message}, docs(chunks, ("CH-502", 0.61)), retrieval_low_confidence=False
+    )
+    assert diagnosis.leading is not None and diagnosis.leading.key == "CH-502"
+    assert any(h.kind == "status" for h in diagnosis.leading.confirmed)
+    assert diagnosis_band(diagnosis, docs(chunks, ("CH-502", 0.61))) == ConfidenceBand.MEDIUM
+
+
+def test_a_failing_monitoring_tool_is_not_the_family_behind_its_proxy(chunks: Any) -> None:
+    message = "Grafana behind nginx: 502 Bad Gateway, nginx says upstream prematurely closed"
+    diagnosis = diagnose(
+        {"message": message},
+        docs(chunks, ("CH-502", 0.44), ("POS-502-CARD", 0.49)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.abstained

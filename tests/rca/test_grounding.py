@@ -35,6 +35,7 @@ def test_sentences_carry_exact_spans() -> None:
 def test_key_tokens_cover_codes_exceptions_locations_and_statuses() -> None:
     tokens = key_tokens('PAY-408 ReadTimeout at client.py:42, HTTP 504; File "/a/b/pay.py", line 7')
     assert {"PAY-408", "ReadTimeout", "client.py:42", "504", "pay.py:7"} <= tokens
+    assert key_tokens("503s") == key_tokens("The incident shows HTTP 503") == {"503"}
 
 
 def test_payment_claim_citing_the_checkout_crash_doc_is_unsupported(

@@ -77,7 +77,19 @@ _STATUS_RES = (
     re.compile(rf"\b(?P<code>[1-5]\d\d)\s+(?:{_STATUS_PHRASES})\b", re.IGNORECASE),
     # The phrase, then the code in brackets: "PLU service unavailable (503)".
     re.compile(rf"\b(?:{_STATUS_PHRASES})\s*[(\[](?P<code>[1-5]\d\d)[)\]]", re.IGNORECASE),
-    re.compile(r"\b(?P<code>[45]\d\d)\s+(?:for|from|on|error|response)\b"),
+    re.compile(r"\b(?P<code>[45]\d\d)\s+(?:for|from|on|errors?|responses?)\b"),
+    # What a service does with a status, in a sentence: "the provider returns 502".
+    re.compile(
+        r"\b(?:returns?|answers|answering|throws|throwing|gives|giving|serves|serving)\s+"
+        r"(?:an?\s+|HTTP\s+)?(?P<code>[45]\d\d)\b(?!\s*(?:ms|s|items?|records?|lines?|bytes"
+        r"|rows|orders?|users?|results?|products?)\b)",
+        re.IGNORECASE,
+    ),
+    # Statuses counted in the plural ("tills getting 503s"), not durations ("after 500s").
+    re.compile(
+        r"(?<![\w.:=/-])(?<!after )(?<!took )(?<!for )(?<!every )(?<!timeout )(?<!in )"
+        r"(?P<code>[45]\d\d)s\b(?!\s+(?:ago|later|timeout))"
+    ),
     # An access-log request line: the method, the path, then the status ("POST /sales 422").
     re.compile(r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/\S*\s+(?P<code>[1-5]\d\d)\b"),
 )

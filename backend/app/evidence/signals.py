@@ -105,8 +105,10 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         "image pull failure": r"\bImagePullBackOff\b|\bErrImagePull\b|\bimage pull\b",
         "unschedulable": r"\binsufficient (?:cpu|memory)\b|\bFailedScheduling\b"
         r"|\bunschedulable\b|\bpods? (?:stuck )?pending\b",
-        "certificate": r"\bcertificate\b[^.\n]{0,30}\bexpired?\b|\bCERTIFICATE_VERIFY_FAILED\b"
-        r"|\bx509\b",
+        "certificate": r"\b(?:certificate|cert|tls|ssl)s?\b(?:[^.\n]|\.(?=\S)){0,40}"
+        r"\b(?:expir\w*|not yet valid)"
+        r"|\bexpired (?:tls |ssl )?cert(?:ificate)?s?\b|\bCERTIFICATE_VERIFY_FAILED\b"
+        r"|\bERR_CERT_\w+|\bx509\b",
         "authentication": r"\bunauthori[sz]ed\b|\btoken (?:has )?expired\b"
         r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b",
         "rate limit": r"\brate[- ]limit(?:ed|ing)?\b|\btoo many requests\b|\bthrottl(?:ed|ing)\b",
@@ -124,7 +126,7 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         # The machine in the store, not the software: a compressor alarm, a printer out of paper.
         "equipment fault": r"\bcompressors?\b|\brefrigerant\b"
         r"|\bhigh[- ]pressure (?:fault|alarm|trip)|\bpower (?:outage|cut|failure)\b"
-        r"|\bpaper (?:jam|low)\b|\bout of paper\b"
+        r"|\bpaper (?:jam|low)\b|\bout of paper\b|\bjam(?:med|ming|s)?\b"
         r"|\bhardware (?:fault|failure|error)\b|\bloud noise\b|\bfan (?:failure|fault)\b"
         r"|\bdoors? (?:was |were |is |are |been )?(?:left )?(?:open|ajar)\b",
         # The card issuer said no, which is the payment working: "insufficient funds".

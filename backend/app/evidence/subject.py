@@ -11,7 +11,8 @@ Only products a retail IT estate runs beside the systems in the knowledge base c
 orders", "the self-checkout") are too often the knowledge base's systems in other words to rule
 a family out. Tools that deliver or display alerts (Prometheus, Grafana, PagerDuty) and the
 platform everything runs on (Kubernetes) are left out: "Grafana shows chiller temps flat" is
-about the chiller.
+about the chiller. A monitoring tool the report opens with as what fails ("Grafana is down",
+"Grafana behind nginx: 502") is the subject (``MONITORING_TOOLS``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ THIRD_PARTY_SYSTEMS = frozenset(
     "jira confluence bitbucket jenkins gitlab github slack zoom outlook sharepoint onedrive "
     "excel sap salesforce servicenow zendesk workday okta keycloak ldap vpn wifi wi-fi kafka "
     "rabbitmq elasticsearch opensearch airflow jupyter pandas snowflake bigquery tableau looker "
-    "wordpress moodle citrix".split()
+    "wordpress moodle citrix shopify magento woocommerce hubspot mailchimp sendgrid twilio teams "
+    "gmail office365 dropbox notion trello asana docusign vault consul terraform ansible "
+    "cloudflare akamai fastly".split()
 )
 
 #: Where a phrase ends: punctuation that closes a clause or opens an aside.
@@ -43,16 +46,46 @@ _STOPS = frozenset(
 _PLACE_RE = re.compile(r"\b(?:from|in|on)\s+(?:the\s+|a\s+|an\s+|our\s+)?", re.IGNORECASE)
 
 
-def _phrase_words(text: str) -> list[str]:
-    """The lower-case words of ``text``'s first phrase, up to a verb, link or trouble word."""
+#: Tools that show or deliver alerts: the subject only when a report says they fail
+#: ("Grafana is down", "Grafana behind nginx: 502"), not when they show a failure.
+MONITORING_TOOLS = frozenset("grafana kibana prometheus alertmanager datadog".split())
+#: Words that make a monitoring tool the messenger: "Grafana shows …", "Grafana dashboard …".
+_DISPLAY_WORDS = frozenset(
+    "dashboard dashboards panel panels graph graphs chart charts board boards shows showed "
+    "show says said reports reported alert alerts alerting fired fires firing paged pages "
+    "notifies notified".split()
+)
+
+
+def _phrase(text: str) -> tuple[list[str], str | None]:
+    """The lower-case words of ``text``'s first phrase, and the word that ended it if any.
+
+    A phrase runs up to a verb, link or trouble word (returned), or to punctuation (None).
+    """
     clause = _CLAUSE_END_RE.split(text, maxsplit=1)[0]
     found: list[str] = []
     for word in _WORD_RE.findall(clause):
         lower = word.lower().strip("'’-")
         if lower[:1].isdigit() or lower in _STOPS or TROUBLE_RE.fullmatch(lower):
-            break
+            return found, lower
         found.append(lower)
-    return found
+    return found, None
+
+
+def _phrase_words(text: str) -> list[str]:
+    return _phrase(text)[0]
+
+
+def _failing_monitor(message: str) -> str | None:
+    """The monitoring tool a report opens with as what fails, not as what shows a failure."""
+    words, ended_by = _phrase(message)
+    if not words or words[0] not in MONITORING_TOOLS:
+        return None
+    if any(w in _DISPLAY_WORDS for w in [*words, ended_by or ""]):
+        return None
+    # "Grafana: chiller temps flat" prefixes what it shows; "Grafana behind nginx: 502"
+    # says where it runs, "Grafana down" what happens to it.
+    return words[0] if ended_by is not None or len(words) > 1 else None
 
 
 def named_system(message: str) -> str | None:
@@ -65,6 +98,9 @@ def named_system(message: str) -> str | None:
         The system's name, lower-case, from the message's opening phrase or a phrase after
         "from", "in" or "on"; None when it names none of ``THIRD_PARTY_SYSTEMS`` there.
     """
+    monitor = _failing_monitor(message)
+    if monitor is not None:
+        return monitor
     phrases = [_phrase_words(message)]
     phrases += [_phrase_words(message[m.end() :]) for m in _PLACE_RE.finditer(message)]
     for words in phrases:

@@ -39,19 +39,28 @@ QueryBuilder = Callable[[dict[str, Any]], str]
 #: One run-together name of letters and digits (an alert's name), and where it changes word:
 #: ``InventoryServiceDown``, ``HRPortalDown``.
 _ONE_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-_CAMEL_BOUNDARY_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: The state tag an alert's title may start with: ``[FIRING:1] ``, ``[RESOLVED] ``.
+_ALERT_STATE_RE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?\]\s*", re.IGNORECASE)
+_CAMEL_BOUNDARY_RE = re.compile(
+    r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[a-z]{2})(?=[0-9])"
+)
 
 
 def spaced_name(name: str) -> str:
-    """A CamelCase alert name as words (``InventoryServiceDown`` -> ``Inventory Service Down``).
+    """A CamelCase alert name as words: ``InventoryServiceDown`` -> ``Inventory Service Down``.
+
+    ``Checkout5xxHigh`` gives ``Checkout 5xx High``; an alert state tag in front stays
+    (``[FIRING:1] InventoryServiceDown``).
 
     The embedder reads a run-together name as a few unrelated word pieces, and a keyword match
     on its whole token finds nothing: "InventoryServiceDown" retrieved no doc above the floor,
     "Inventory Service Down" the inventory family. Anything but one CamelCase word is kept.
     """
+    tag = _ALERT_STATE_RE.match(name)
+    head, name = (name[: tag.end()], name[tag.end() :]) if tag else ("", name)
     if not _ONE_NAME_RE.fullmatch(name) or name.isupper() or name.islower():
-        return name
-    return _CAMEL_BOUNDARY_RE.sub(" ", name)
+        return head + name
+    return head + _CAMEL_BOUNDARY_RE.sub(" ", name)
 
 
 def retrieval_query(incident: Mapping[str, Any]) -> str:
@@ -59,9 +68,9 @@ def retrieval_query(incident: Mapping[str, Any]) -> str:
 
     Instructions aimed at the model ("cite PAY-408", "ignore previous instructions") are left
     out of the message (``app.evidence.injection``): they describe no symptom. A CamelCase
-    event (an alert's name) is searched as words (``spaced_name``).
+    event or message (an alert's name as the whole text) is searched as words (``spaced_name``).
     """
-    message = without_instructions(str(incident.get("message") or ""))
+    message = spaced_name(without_instructions(str(incident.get("message") or "")).strip())
     event = spaced_name(str(incident.get("event") or "").strip())
     parts = (incident.get("error_code"), event, " ".join(message.split()))
     return " ".join(str(p).strip() for p in parts if p and str(p).strip())

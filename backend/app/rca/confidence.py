@@ -18,6 +18,9 @@ the margin to the runner-up.
   ``medium`` when the records overruled the ``error_code`` field); or it rests
   on similarity alone with similarity >= ``strong`` and a family margin >= ``margin``;
 - ``low``: anything else (similarity only, or only generic signals such as a status class).
+  An answer on similarity (the diagnosis's ``basis``: nothing in the records either way, at
+  most the reporter's words agreeing) is ``medium`` only by the similarity rule, which a
+  generic confirmation (the exact status in the reporter's words) does not lower.
 
 The retrieval-only rule below (``confidence_band``) remains for drafts without a diagnosis.
 Rule (inputs are what retrieval and the incident show):
@@ -158,13 +161,9 @@ def diagnosis_band(
         and (code_in_record or (specific and confirmations >= thresholds.high_specific))
     ):
         return ConfidenceBand.HIGH
-    if specific or leading.specific():
+    if (specific or leading.specific()) and diagnosis.basis != "similarity":
         return ConfidenceBand.MEDIUM
-    if (
-        not leading.confirmed
-        and leading.similarity >= thresholds.strong
-        and family_margin(docs or []) >= thresholds.margin
-    ):
+    if leading.similarity >= thresholds.strong and family_margin(docs or []) >= thresholds.margin:
         return ConfidenceBand.MEDIUM
     return ConfidenceBand.LOW
 

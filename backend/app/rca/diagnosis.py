@@ -394,6 +394,12 @@ def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool) -> b
         return by_field and cand.similarity >= PROSE_MIN_SIMILARITY
     if cand.similarity >= PROSE_MIN_SIMILARITY:
         return True
+    if trouble and any(
+        h.kind == SERVICE and "-" in h.signal and not h.weak for h in cand.confirmed
+    ):
+        # The report names the family's own service in full ("checkout-service … 5xx on POST
+        # /checkout") and something fails: as good as the ``service`` field saying so.
+        return True
     return any(
         i not in prose and (not h.weak or i == SERVICE_FIELD)
         for h in cand.confirmed
@@ -480,7 +486,15 @@ def _decide(
             "evidence",
         )
     leading = offered[0]
-    if not retrieval_low_confidence and not leading.contradicted and not leading.confirmed:
+    generic_prose = all(
+        h.kind in (STATUS, STATUS_CLASS) and all(i in prose for i in h.evidence_ids)
+        for h in leading.confirmed
+    )
+    if not retrieval_low_confidence and not leading.contradicted and generic_prose:
+        # Nothing in the records either way; the reporter's words agreeing on a status
+        # ("inv svc 503s") weigh no less than saying nothing that matches a signal. The
+        # family's own exception or phrase in words retrieval finds unlike its doc is the mark
+        # of the same failure in another system ("ZeroDivisionError in a finance notebook").
         return Diagnosis(
             candidates,
             False,

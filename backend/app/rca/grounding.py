@@ -49,7 +49,8 @@ _CODE_RE = re.compile(r"\b[A-Z]{2,6}-\d{3}(?:-[A-Z]{2,10})?\b")
 _EXCEPTION_RE = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception|Timeout)\b")
 _LOCATION_RE = re.compile(r"\b[\w/.-]+\.(?:py|java|js|ts|go|rb|kt):\d+\b")
 _PY_FRAME_RE = re.compile(r'File "(?:[^"]*/)?([^"/]+)", line (\d+)')
-_STATUS_RE = re.compile(r"\b[1-5]\d\d\b")
+#: An HTTP status, also counted in the plural ("503s").
+_STATUS_RE = re.compile(r"\b([1-5]\d\d)s?\b")
 #: A shorter repeated "sentence" ("ok", "500") is too common to prove a quote.
 MIN_QUOTE_CHARS = 8
 
