@@ -52,6 +52,14 @@ def test_contrast_clauses_give_no_signals() -> None:
     assert '"total does not equal sum"' in text
 
 
+def test_a_quoted_reason_phrase_is_the_status_not_a_phrase() -> None:
+    signals = derive_signals(
+        {"Evidence": 'gateway log "bad gateway" or "invalid response from upstream", 502'}
+    )
+    assert signals["phrases"] == ["invalid response from upstream"]  # any proxy says "bad gateway"
+    assert signals["statuses"] == ["502"]
+
+
 def test_examples_confirm_but_are_marked_as_examples() -> None:
     signals = derive_signals(
         {"Evidence": "stack trace in POS API logs (NullPointerException, KeyError or similar)"}

@@ -1130,3 +1130,16 @@ def test_a_failing_monitoring_tool_is_not_the_family_behind_its_proxy(chunks: An
         retrieval_low_confidence=False,
     )
     assert diagnosis.abstained
+
+
+def test_a_report_that_says_nothing_fails_is_not_its_services_outage(chunks: Any) -> None:
+    busy = {
+        "message": "inventory-service CPU at 95% for an hour, no errors, latency fine",
+        "service": "inventory-service",
+    }
+    diagnosis = diagnose(busy, docs(chunks, ("INV-503", 0.6)), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    # Not saying anything fails is not saying nothing fails: a slow report still answers.
+    slow = {"message": "inventory-service stock lookups slow", "service": "inventory-service"}
+    answered = diagnose(slow, docs(chunks, ("INV-503", 0.6)), retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "INV-503"

@@ -70,6 +70,13 @@ ALERT_TITLE_RE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?\]")
 _PHRASE_TO_STATUS = {
     s.phrase.lower(): s.value for s in HTTPStatus if 400 <= s.value < 600 and s.phrase
 }
+
+
+def is_status_phrase(text: str) -> bool:
+    """Whether ``text`` is only an HTTP status's reason phrase ("Bad Gateway")."""
+    return " ".join(text.split()).lower() in _PHRASE_TO_STATUS
+
+
 _STATUS_PHRASE_RE = re.compile(
     r"\b("
     + "|".join(re.escape(p) for p in sorted(_PHRASE_TO_STATUS, key=len, reverse=True))

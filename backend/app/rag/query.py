@@ -20,7 +20,7 @@ from app.evidence.injection import without_instructions
 from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, status_text
-from app.evidence.signals import is_routine
+from app.evidence.signals import ALERT_TITLE_RE, is_routine
 
 MAX_QUERY_MESSAGE_CHARS = 300
 MAX_STACK_AND_LOGS_CHARS = 100_000
@@ -39,8 +39,6 @@ QueryBuilder = Callable[[dict[str, Any]], str]
 #: One run-together name of letters and digits (an alert's name), and where it changes word:
 #: ``InventoryServiceDown``, ``HRPortalDown``.
 _ONE_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-#: The state tag an alert's title may start with: ``[FIRING:1] ``, ``[RESOLVED] ``.
-_ALERT_STATE_RE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?\]\s*", re.IGNORECASE)
 _CAMEL_BOUNDARY_RE = re.compile(
     r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[a-z]{2})(?=[0-9])"
 )
@@ -56,11 +54,15 @@ def spaced_name(name: str) -> str:
     on its whole token finds nothing: "InventoryServiceDown" retrieved no doc above the floor,
     "Inventory Service Down" the inventory family. Anything but one CamelCase word is kept.
     """
-    tag = _ALERT_STATE_RE.match(name)
-    head, name = (name[: tag.end()], name[tag.end() :]) if tag else ("", name)
+    tag = ALERT_TITLE_RE.match(name)
+    if tag is not None:
+        rest = name[tag.end() :]
+        name = rest.lstrip()
+        head = tag.group(0) + rest[: len(rest) - len(name)]
+        return head + spaced_name(name)
     if not _ONE_NAME_RE.fullmatch(name) or name.isupper() or name.islower():
-        return head + name
-    return head + _CAMEL_BOUNDARY_RE.sub(" ", name)
+        return name
+    return _CAMEL_BOUNDARY_RE.sub(" ", name)
 
 
 def retrieval_query(incident: Mapping[str, Any]) -> str:

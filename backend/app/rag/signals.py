@@ -10,7 +10,8 @@ no table or code per family, so a new entry gets its signals with no code change
   ``files``, ``identifiers``:
   found in Component, Symptoms, Cause and Evidence;
 - ``phrases``: the quoted strings of those fields (``"upstream prematurely closed connection"``),
-  minus those that are only an exception name.
+  minus those that are only an exception name or a status's reason phrase (``"bad gateway"``
+  is the 502 every proxy answers with, not what tells this family apart).
 - ``conditions``: the platform failure conditions they name (``out of memory``; the table is
   ``app.evidence.signals.FAILURE_CONDITIONS``).
 
@@ -43,6 +44,7 @@ from app.evidence.signals import (
     failure_conditions,
     files,
     identifiers,
+    is_status_phrase,
     paths,
     status_class,
     statuses,
@@ -154,7 +156,9 @@ def derive_signals(
         "paths": paths(text),
         "files": files(text),
         "identifiers": identifiers(text),
-        "phrases": unique(q for q in quoted if exception_types(q) != [q] and q.strip()),
+        "phrases": unique(
+            q for q in quoted if exception_types(q) != [q] and q.strip() and not is_status_phrase(q)
+        ),
         "conditions": failure_conditions(text),
     }
     signals["contrast_statuses"] = [

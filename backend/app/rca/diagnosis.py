@@ -50,6 +50,7 @@ from app.evidence.signals import (
     FILE,
     IDENTIFIER,
     MESSAGE,
+    NO_TROUBLE_RE,
     PATH,
     PHRASE,
     SERVICE,
@@ -375,7 +376,9 @@ _OWN_FAILURE_KINDS = frozenset({EXCEPTION, FILE, IDENTIFIER, PATH, PHRASE})
 PROSE_MIN_SIMILARITY = 0.5
 
 
-def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool) -> bool:
+def _evidence_enough(
+    cand: Candidate, prose: frozenset[str], trouble: bool, fine: bool = False
+) -> bool:
     """Confirmed by a record (field, stack, log, collected item), or with fair similarity.
 
     ``prose`` holds the ids of the reporter's own words (message, notes). A routine or handled
@@ -385,13 +388,15 @@ def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool) -> b
     family's caller reporting it. But where only the service confirms the family, the
     incident must say something fails (``trouble``) or be fairly similar: "stock counts wrong
     after the nightly sync" from inventory-service is that service, not its outage family.
+    Not even then when the reporter says outright that nothing fails (``fine``: "CPU at 95%,
+    no errors").
     """
     if not trouble and all(h.kind in (SERVICE, STATUS_CLASS) for h in cand.confirmed):
         # Nothing fails anywhere and only where it runs confirms the family: the service field
         # with fair similarity may still answer, log lines that merely name the service never
         # do (the family is where the lines come from, not what happened).
         by_field = any(SERVICE_FIELD in h.evidence_ids for h in cand.confirmed)
-        return by_field and cand.similarity >= PROSE_MIN_SIMILARITY
+        return by_field and not fine and cand.similarity >= PROSE_MIN_SIMILARITY
     if cand.similarity >= PROSE_MIN_SIMILARITY:
         return True
     if trouble and any(
@@ -463,7 +468,10 @@ def _decide(
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({where})", retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     trouble = _says_something_fails(observed)
-    supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble)]
+    fine = not trouble and any(
+        NO_TROUBLE_RE.search(i.text) for i in observed.items if i.source == MESSAGE
+    )
+    supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble, fine)]
     flat = bool(observed.of(STATUS_FLAT))
     if flat and not any(not h.weak for c in supported for h in c.confirmed):
         # The measured error ratio stayed flat and nothing but a weak hint confirms a family:
