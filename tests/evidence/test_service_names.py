@@ -18,6 +18,10 @@ from app.rag.services import MATCH, ServiceCatalogue, service_match
         ("redis-0", "redis"),
         ("plu-service-canary", "plu-service"),
         ("checkout_green", "checkout"),
+        # However people write one name.
+        ("Inventory Service", "inventory-service"),
+        ("inventory_service", "inventory-service"),
+        ("InventoryService", "inventory-service"),
         # Names that only look like instances stay as they are.
         ("pos-api", "pos-api"),
         ("web-proxy", "web-proxy"),

@@ -5,7 +5,8 @@ Alerts and on-call engineers often name a pod or a rollout track instead of the 
 suffix), ``redis-0`` (a StatefulSet's ordinal), ``plu-service-canary`` (a rollout track).
 ``service_name`` reduces such a name to the service it belongs to, so that the knowledge base's
 ``Service:`` names and the diagnosis see ``inventory-service`` and ``plu-service``. Only those
-exact shapes are cut; any other name is kept as written (lower-cased).
+exact shapes are cut; spaces, underscores and CamelCase humps become hyphens, and any other
+name is kept as written (lower-cased).
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ import re
 _POD_SUFFIX = re.compile(r"-(?=[a-z0-9]*\d)[a-z0-9]{5,10}-[a-z0-9]{5}$")
 #: A StatefulSet pod's ordinal.
 _ORDINAL = re.compile(r"-\d{1,3}$")
+#: How people write one service's name: "Inventory Service", "inventory_service",
+#: "InventoryService" are all ``inventory-service``.
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SEPARATOR = re.compile(r"[\s_]+")
 #: Rollout tracks that run the same service side by side.
 _TRACK = re.compile(r"[-_.](?:canary|stable|primary|baseline|blue|green|preview)$")
 
@@ -24,10 +29,12 @@ def service_name(raw: object) -> str | None:
     """The service a (possibly instance-qualified) name belongs to, lower-cased; None if blank.
 
     Examples: ``Inventory-Service-5f7c9d8b4-x2k9q`` → ``inventory-service``; ``redis-0`` →
-    ``redis``; ``plu-service-canary`` → ``plu-service``; ``pos-api`` stays ``pos-api``.
+    ``redis``; ``plu-service-canary`` → ``plu-service``; ``pos-api`` stays ``pos-api``;
+    ``Inventory Service``, ``inventory_service`` and ``InventoryService`` → ``inventory-service``.
     """
-    name = str(raw or "").strip().lower()
-    if not name:
+    written = str(raw or "").strip()
+    if not written:
         return None
+    name = _SEPARATOR.sub("-", _CAMEL_HUMP.sub("-", written).lower()).strip("-")
     reduced = _TRACK.sub("", _ORDINAL.sub("", _POD_SUFFIX.sub("", name)))
     return reduced or name
