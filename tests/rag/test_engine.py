@@ -116,6 +116,16 @@ def test_out_of_domain_queries_are_low_confidence(engine: RetrievalEngine, query
     assert result.docs == []
 
 
+def test_a_clear_lead_under_the_floor_is_kept_with_a_note(knowledge: KnowledgeBase) -> None:
+    shipped = RetrievalEngine(knowledge.store, EngineConfig())
+    result = shipped.retrieve("fridge data missing", 5)
+    assert [code_of(d) for d in result.docs] == ["CH-502"]
+    assert not result.low_confidence
+    assert any("leads every other family" in note for note in result.notes)
+    off = RetrievalEngine(knowledge.store, EngineConfig(lead_floor=0.0))
+    assert off.retrieve("fridge data missing", 5).low_confidence
+
+
 def test_exact_code_survives_a_floor_nothing_else_passes(knowledge: KnowledgeBase) -> None:
     engine = RetrievalEngine(knowledge.store, EngineConfig(score_floor=0.99))
     result = engine.retrieve("POS-422-QTY alert fired", 5)

@@ -1,6 +1,13 @@
 from dataclasses import replace
 
-from app.rag.gates import apply_confidence, apply_floor, passes_floor, score_or_zero
+from app.rag.gates import (
+    apply_confidence,
+    apply_floor,
+    clear_lead,
+    family_of,
+    passes_floor,
+    score_or_zero,
+)
 from app.rag.retrieve import RankedDoc
 
 BASE = RankedDoc(id="d", text="t", metadata={}, collection="c")
@@ -51,3 +58,23 @@ def test_either_coverage_clears_the_floor() -> None:
     assert passes_floor(template_hit, 0.4)
     assert passes_floor(replace(template_hit, document_coverage=None, keyword_coverage=0.5), 0.4)
     assert not passes_floor(replace(template_hit, document_coverage=0.39), 0.4)
+
+
+def family(doc_id: str, code: str, dense: float) -> RankedDoc:
+    return replace(BASE, id=doc_id, metadata={"error_code": code}, dense_score=dense)
+
+
+def test_under_the_floor_a_clear_lead_over_every_other_family_stands_alone() -> None:
+    def lead(docs: list[RankedDoc], lead_floor: float = 0.3) -> RankedDoc | None:
+        return clear_lead(docs, floor=0.4, lead_floor=lead_floor, margin=0.1)
+
+    fridge = [family("a", "PLU", 0.21), family("b", "CH", 0.39), family("c", "CH", 0.35)]
+    kept = lead(fridge)
+    assert kept is not None and kept.id == "b"  # the same family's second doc is no rival
+    close = [family("a", "CARD", 0.38), family("b", "PAY", 0.33)]
+    assert lead(close) is None  # 0.05 ahead is no lead
+    assert lead([family("a", "CH", 0.29)]) is None  # under the lead floor
+    assert lead([]) is None
+    assert lead(fridge, lead_floor=0.0) is None  # off
+    window = replace(BASE, id="w", metadata={"parent_id": "doc-7"})
+    assert family_of(window) == "doc-7" and family_of(BASE) == "d"

@@ -81,6 +81,8 @@ class Settings(BaseSettings):
     rrf_k: int = Field(default=60, ge=0)
     retrieve_candidates: int = Field(default=50, ge=1, le=1000)
     score_floor: float = Field(default=0.40, ge=0.0, le=1.0)
+    lead_floor: float = Field(default=0.30, ge=0.0, le=1.0)
+    lead_margin: float = Field(default=0.10, ge=0.0, le=1.0)
     code_match_boost: float = Field(default=1.0, ge=0.0)
     rerank_url: str | None = None
     rerank_kind: Literal["tei", "cohere"] = "tei"

@@ -50,6 +50,8 @@ def cmd_eval_incidents(args: argparse.Namespace) -> int:
             "llm": settings.llm,
             "parser": not args.no_parser,
             "score_floor": settings.score_floor,
+            "lead_floor": settings.lead_floor,
+            "lead_margin": settings.lead_margin,
             "mean_seconds_per_incident": round(sum(seconds) / len(seconds), 4),
         }
     print(format_report(report))

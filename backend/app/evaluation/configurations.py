@@ -58,6 +58,8 @@ class Configuration:
             "prf_docs": engine.prf_docs,
             "prf_weight": engine.prf_weight,
             "score_floor": engine.score_floor,
+            "lead_floor": engine.lead_floor,
+            "lead_margin": engine.lead_margin,
             "spelling_repair": engine.spelling_repair,
             "code_match_boost": engine.code_match_boost,
             "bm25": {

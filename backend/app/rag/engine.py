@@ -59,7 +59,7 @@ from app.rag.bm25 import Bm25Params, KeywordIndex
 from app.rag.candidates import Candidate, CollectionHits, DocKey, Scored
 from app.rag.embedding import TOKENIZER_PATH
 from app.rag.fusion import order_by_fused, reciprocal_rank_fusion, zscore_fusion
-from app.rag.gates import apply_confidence, apply_floor
+from app.rag.gates import apply_confidence, apply_floor, clear_lead, evidence
 from app.rag.ingest import KnowledgeChunk
 from app.rag.knowledge import KnowledgeBase
 from app.rag.packing import Budgets, PackedContext, classify_complexity, pack_context
@@ -99,6 +99,8 @@ class EngineConfig:
     rrf_k: int = _default("rrf_k")
     candidates: int = _default("retrieve_candidates")
     score_floor: float = _default("score_floor")
+    lead_floor: float = _default("lead_floor")
+    lead_margin: float = _default("lead_margin")
     code_match_boost: float = _default("code_match_boost")
     confidence_threshold: float = _default("confidence_threshold")
     budgets: Budgets = field(default_factory=Budgets)
@@ -127,6 +129,8 @@ class EngineConfig:
             rrf_k=settings.rrf_k,
             candidates=settings.retrieve_candidates,
             score_floor=settings.score_floor,
+            lead_floor=settings.lead_floor,
+            lead_margin=settings.lead_margin,
             code_match_boost=settings.code_match_boost,
             confidence_threshold=settings.confidence_threshold,
             budgets=Budgets(
@@ -404,7 +408,7 @@ class RetrievalEngine:
                 per_collection = search(expanded)
 
         ranked = self._fuse(per_collection, codes)
-        survivors = apply_floor(ranked, self.config.score_floor)
+        survivors, notes = self._floored(ranked, notes)
         survivors, rerank_fallback, rerank_notes = self._rerank(query, survivors)
         docs = survivors[:limit]
         return Retrieval(
@@ -415,6 +419,28 @@ class RetrievalEngine:
             notes=notes + rerank_notes,
             rerank_fallback=rerank_fallback,
         )
+
+    def _floored(
+        self, ranked: list[RankedDoc], notes: list[str]
+    ) -> tuple[list[RankedDoc], list[str]]:
+        """The docs that clear the floor; else the one clear lead under it, with a note."""
+        config = self.config
+        survivors = apply_floor(ranked, config.score_floor)
+        if survivors:
+            return survivors, notes
+        lead = clear_lead(
+            ranked,
+            floor=config.score_floor,
+            lead_floor=config.lead_floor,
+            margin=config.lead_margin,
+        )
+        if lead is None:
+            return [], notes
+        note = (
+            f"no doc reached the floor {config.score_floor:.2f}; {lead.id} is kept: its evidence "
+            f"{evidence(lead):.2f} leads every other family's by at least {config.lead_margin:.2f}"
+        )
+        return [lead], [*notes, note]
 
     def _feedback_vectors(
         self,
