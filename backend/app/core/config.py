@@ -82,7 +82,7 @@ class Settings(BaseSettings):
     retrieve_candidates: int = Field(default=50, ge=1, le=1000)
     score_floor: float = Field(default=0.40, ge=0.0, le=1.0)
     lead_floor: float = Field(default=0.30, ge=0.0, le=1.0)
-    lead_margin: float = Field(default=0.10, ge=0.0, le=1.0)
+    lead_margin: float = Field(default=0.14, ge=0.0, le=1.0)
     code_match_boost: float = Field(default=1.0, ge=0.0)
     rerank_url: str | None = None
     rerank_kind: Literal["tei", "cohere"] = "tei"
