@@ -376,9 +376,7 @@ _OWN_FAILURE_KINDS = frozenset({EXCEPTION, FILE, IDENTIFIER, PATH, PHRASE})
 PROSE_MIN_SIMILARITY = 0.5
 
 
-def _evidence_enough(
-    cand: Candidate, prose: frozenset[str], trouble: bool, fine: bool = False
-) -> bool:
+def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool, fine: bool) -> bool:
     """Confirmed by a record (field, stack, log, collected item), or with fair similarity.
 
     ``prose`` holds the ids of the reporter's own words (message, notes). A routine or handled
@@ -503,13 +501,12 @@ def _decide(
         # ("inv svc 503s") weigh no less than saying nothing that matches a signal. The
         # family's own exception or phrase in words retrieval finds unlike its doc is the mark
         # of the same failure in another system ("ZeroDivisionError in a finance notebook").
-        return Diagnosis(
-            candidates,
-            False,
-            "similarity only: the incident shows no signal either way",
-            retrieval_low_confidence,
-            "similarity",
+        reason = (
+            "similarity, with only the reporter's status agreeing"
+            if leading.confirmed
+            else "similarity only: the incident shows no signal either way"
         )
+        return Diagnosis(candidates, False, reason, retrieval_low_confidence, "similarity")
     if retrieval_low_confidence and not any(c.confirmed for c in offered):
         return Diagnosis(candidates, True, NO_HISTORY, retrieval_low_confidence)
     return Diagnosis(candidates, True, NO_SUPPORT, retrieval_low_confidence)
