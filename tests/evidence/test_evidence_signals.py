@@ -210,6 +210,11 @@ def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("browsers show NET::ERR_CERT_DATE_INVALID") == cert
     assert failure_conditions("expired certificate on the intranet") == cert
     assert failure_conditions("receipt printer on till 2 jammed") == ["equipment fault"]
+    assert failure_conditions("DNS outage at our provider for 20 min") == ["dns"]
+    network = ["network outage"]
+    assert failure_conditions("store 14 lost connectivity entirely (router down)") == network
+    assert failure_conditions("store network down since 9") == network
+    assert failure_conditions("acquirer network down") == []  # the card family's own hop
     assert failure_conditions("429 Too Many Requests") == ["rate limit"]
     assert failure_conditions("payment provider timed out after 30 s") == []
     assert failure_conditions("compressor high pressure fault") == ["equipment fault"]

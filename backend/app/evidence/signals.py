@@ -126,7 +126,12 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         r"|\bremaining connection slots are reserved\b|\bConnection is not available\b"
         r"|\b(?:could not|cannot|can't|unable to) (?:get|obtain|acquire) (?:a )?(?:database |db )?"
         r"connection\b|\bTimeout waiting for idle object\b|\bPoolTimeout\b",
-        "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b",
+        "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b"
+        r"|\bDNS (?:outage|failures?|down|errors?|issues?|problems?)\b",
+        # The store's or site's network itself: "router down", "lost connectivity".
+        "network outage": r"\b(?:router|uplink|wan link|firewall|isp|(?:store|site|office) network)s?"
+        r"\b[^.\n]{0,20}\b(?:down|outage|failed|failure|dropped)\b"
+        r"|\blost (?:all )?(?:network )?connectivity\b|\bnetwork (?:outage|partition)\b",
         # The delivery pipeline, not the running service: "deploy pipeline failed at lint".
         "build failure": r"\b(?:build|pipeline|lint(?:er|ing)?|ci job|unit tests?|compil\w*)\b"
         r"[^.\n]{0,30}\bfail\w*",
