@@ -129,8 +129,8 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b"
         r"|\bDNS (?:outage|failures?|down|errors?|issues?|problems?)\b",
         # The store's or site's network itself: "router down", "lost connectivity".
-        "network outage": r"\b(?:router|uplink|wan link|firewall|isp|(?:store|site|office) network)s?"
-        r"\b[^.\n]{0,20}\b(?:down|outage|failed|failure|dropped)\b"
+        "network outage": r"\b(?:router|uplink|wan link|firewall|isp"
+        r"|(?:store|site|office) network)s?\b[^.\n]{0,20}\b(?:down|outage|failed|failure|dropped)\b"
         r"|\blost (?:all )?(?:network )?connectivity\b|\bnetwork (?:outage|partition)\b",
         # The delivery pipeline, not the running service: "deploy pipeline failed at lint".
         "build failure": r"\b(?:build|pipeline|lint(?:er|ing)?|ci job|unit tests?|compil\w*)\b"
