@@ -25,6 +25,7 @@ from app.evidence.signals import (
     observe_incident,
     path_matches,
     paths,
+    says_nothing_fails,
     shows_trouble,
     site_hosts,
     statuses,
@@ -334,3 +335,10 @@ def test_a_warning_level_alone_says_nothing_fails() -> None:
     )
     shown = [item_shows_trouble(i) for i in observed.items if i.id.startswith("incident:log:")]
     assert shown == [False, True, False]
+
+
+def test_a_report_says_nothing_fails_only_without_slowness() -> None:
+    assert says_nothing_fails("inventory-service CPU at 95%, no errors, latency fine")
+    assert not says_nothing_fails("payment-service p99 latency 12s, no errors yet")
+    assert not says_nothing_fails("checkout slow, no errors")
+    assert not says_nothing_fails("tills down")

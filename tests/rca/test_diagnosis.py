@@ -1143,3 +1143,10 @@ def test_a_report_that_says_nothing_fails_is_not_its_services_outage(chunks: Any
     slow = {"message": "inventory-service stock lookups slow", "service": "inventory-service"}
     answered = diagnose(slow, docs(chunks, ("INV-503", 0.6)), retrieval_low_confidence=False)
     assert answered.leading is not None and answered.leading.key == "INV-503"
+    # Slowness with no errors is the timeout family's failure.
+    latency = {
+        "message": "payment-service p99 latency 12s, no errors yet",
+        "service": "payment-service",
+    }
+    timed = diagnose(latency, docs(chunks, ("PAY-408", 0.65)), retrieval_low_confidence=False)
+    assert timed.leading is not None and timed.leading.key == "PAY-408"

@@ -178,6 +178,20 @@ NO_TROUBLE_RE = re.compile(
 )
 
 
+#: Words that report slowness, which is the timeout family's failure even with "no errors";
+#: "latency fine" is not one.
+SLOWNESS_RE = re.compile(
+    r"\b(?:slow\w*|sluggish|latency|p9[059]|hang\w*|spinning|lag(?:s|ging)?)\b"
+    r"(?!\s+(?:is\s+|are\s+|looks?\s+)?(?:fine|normal|ok|okay|good|flat)\b)",
+    re.IGNORECASE,
+)
+
+
+def says_nothing_fails(text: str) -> bool:
+    """Whether ``text`` says outright that nothing fails ("CPU 95%, no errors, latency fine")."""
+    return bool(NO_TROUBLE_RE.search(text)) and not SLOWNESS_RE.search(text)
+
+
 def shows_trouble(text: str) -> bool:
     """Whether ``text`` says something is failing (``TROUBLE_RE``), ``NO_TROUBLE_RE`` aside."""
     return bool(TROUBLE_RE.search(NO_TROUBLE_RE.sub(" ", text)))

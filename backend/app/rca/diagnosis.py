@@ -50,7 +50,6 @@ from app.evidence.signals import (
     FILE,
     IDENTIFIER,
     MESSAGE,
-    NO_TROUBLE_RE,
     PATH,
     PHRASE,
     SERVICE,
@@ -59,6 +58,7 @@ from app.evidence.signals import (
     IncidentSignals,
     item_shows_trouble,
     observe_incident,
+    says_nothing_fails,
 )
 from app.evidence.sources.signals import STATUS_FLAT
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
@@ -387,7 +387,7 @@ def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool, fine
     incident must say something fails (``trouble``) or be fairly similar: "stock counts wrong
     after the nightly sync" from inventory-service is that service, not its outage family.
     Not even then when the reporter says outright that nothing fails (``fine``: "CPU at 95%,
-    no errors").
+    no errors, latency fine"; slowness with no errors is still the timeout family's failure).
     """
     if not trouble and all(h.kind in (SERVICE, STATUS_CLASS) for h in cand.confirmed):
         # Nothing fails anywhere and only where it runs confirms the family: the service field
@@ -467,7 +467,7 @@ def _decide(
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     trouble = _says_something_fails(observed)
     fine = not trouble and any(
-        NO_TROUBLE_RE.search(i.text) for i in observed.items if i.source == MESSAGE
+        says_nothing_fails(i.text) for i in observed.items if i.source == MESSAGE
     )
     supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble, fine)]
     flat = bool(observed.of(STATUS_FLAT))
