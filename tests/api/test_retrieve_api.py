@@ -9,7 +9,8 @@ from tests.helpers import unique_name
 from app.api.routes.retrieve import router
 from app.main import install_error_handlers
 from app.rag.embedding import MiniLmEmbedder
-from app.rag.engine import EngineConfig, RetrievalEngine
+from app.rag.engine import RetrievalEngine
+from app.rag.engine_config import EngineConfig
 from app.rag.ingest import KnowledgeChunk
 from app.rag.knowledge import KnowledgeBase
 from app.rag.store import VectorStore

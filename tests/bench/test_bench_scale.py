@@ -6,7 +6,7 @@ import numpy as np
 from tests.fakes import HashEmbedder
 
 from app.bench.scale import TableEmbedder, corpus, format_scale_bench, measure_history, measure_size
-from app.rag.engine import EngineConfig
+from app.rag.engine_config import EngineConfig
 
 BASE = [
     "payment provider timeout at checkout",

@@ -13,7 +13,7 @@ from app.core.errors import ConfigurationError
 from app.evaluation.beir import corpus_chunks, doc_ranking, evaluate_beir, load_beir, load_qrels
 from app.evaluation.configurations import DEFAULT_MODES, parse_mode
 from app.evaluation.embedding_cache import CachedEmbedder
-from app.rag.engine import EngineConfig
+from app.rag.engine_config import EngineConfig
 from app.rag.windows import PARENT_KEY
 
 CORPUS = [

@@ -17,7 +17,6 @@ from app.evidence.signals import (
     contains_phrase,
     exception_kind,
     exception_types,
-    failure_conditions,
     files,
     identifiers,
     incident_texts,
@@ -25,14 +24,13 @@ from app.evidence.signals import (
     observe_incident,
     path_matches,
     paths,
-    says_nothing_fails,
-    shows_trouble,
     site_hosts,
     statuses,
     url_hosts,
     words,
     workload_names,
 )
+from app.evidence.trouble import failure_conditions, says_nothing_fails, shows_trouble
 
 
 def test_exception_types_use_the_last_dotted_part() -> None:

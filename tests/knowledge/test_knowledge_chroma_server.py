@@ -9,7 +9,8 @@ from tests.knowledge.helpers import ChromaServer, edit_first_entry, make_sources
 
 from app.core.config import Settings
 from app.rag.embedding import MiniLmEmbedder
-from app.rag.engine import EngineConfig, RetrievalEngine
+from app.rag.engine import RetrievalEngine
+from app.rag.engine_config import EngineConfig
 from app.rag.knowledge import build_knowledge_base
 
 

@@ -13,7 +13,8 @@ from tests.knowledge.helpers import CountingEmbedder, edit_first_entry, make_sou
 from app.core.config import Settings
 from app.core.errors import ConfigurationError, Conflict, KnowledgeBaseError
 from app.rag.embedding import ChromaEmbeddingFunction, MiniLmEmbedder
-from app.rag.engine import EngineConfig, RetrievalEngine
+from app.rag.engine import RetrievalEngine
+from app.rag.engine_config import EngineConfig
 from app.rag.knowledge import build_knowledge_base
 from app.rag.store import MODEL_KEY, MODEL_SHA_KEY, VectorStore
 

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import pytest
 from tests.rag.helpers import RerankServer
 
-from app.rag.engine import EngineConfig, RetrievalEngine
+from app.rag.engine import RetrievalEngine
+from app.rag.engine_config import EngineConfig
 from app.rag.knowledge import KnowledgeBase
 
 

@@ -9,7 +9,8 @@ from tests.rag.helpers import FakeReranker, code_of
 from app.core.config import Settings
 from app.core.errors import NotFound, UpstreamError, ValidationFailed
 from app.rag.embedding import MiniLmEmbedder
-from app.rag.engine import EngineConfig, RetrievalEngine, build_retrieval_engine
+from app.rag.engine import RetrievalEngine, build_retrieval_engine
+from app.rag.engine_config import EngineConfig
 from app.rag.ingest import KnowledgeChunk, chunk_id
 from app.rag.knowledge import KnowledgeBase
 from app.rag.packing import Complexity

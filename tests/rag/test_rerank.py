@@ -7,7 +7,8 @@ from tests.rag.helpers import FakeReranker, Reply, RerankServer, code_of, tei_sc
 
 from app.core.config import Settings
 from app.core.errors import UpstreamError
-from app.rag.engine import EngineConfig, RetrievalEngine
+from app.rag.engine import RetrievalEngine
+from app.rag.engine_config import EngineConfig
 from app.rag.knowledge import KnowledgeBase
 from app.rag.rerank import HttpReranker, RerankScore, build_reranker
 

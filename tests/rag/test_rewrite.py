@@ -6,7 +6,8 @@ from langchain_core.messages import AIMessage
 from tests.fakes import ScriptedChatModel
 
 from app.core.config import Settings
-from app.rag.engine import EngineConfig, RetrievalEngine
+from app.rag.engine import RetrievalEngine
+from app.rag.engine_config import EngineConfig
 from app.rag.knowledge import KnowledgeBase
 from app.rag.rewrite import LlmQueryRewriter, build_query_rewriter, parse_variants
 

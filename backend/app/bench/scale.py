@@ -44,7 +44,8 @@ from app.bench.common import (
 from app.core.config import get_settings
 from app.evaluation.embedding_cache import CachedEmbedder
 from app.rag.embedding import DIMENSIONS, Embedder, Vectors, default_embedder
-from app.rag.engine import EngineConfig, RetrievalEngine
+from app.rag.engine import RetrievalEngine
+from app.rag.engine_config import EngineConfig
 from app.rag.history import IncidentHistory
 from app.rag.ingest import KnowledgeChunk
 from app.rag.store import VectorStore

@@ -15,7 +15,7 @@ from typing import Any
 
 from app.core.config import Settings
 from app.core.errors import ConfigurationError
-from app.rag.engine import EngineConfig
+from app.rag.engine_config import EngineConfig
 
 #: Presets on top of the shipped configuration.
 PRESETS: dict[str, dict[str, str]] = {

@@ -48,6 +48,7 @@ from app.evidence.patterns import (
 from app.evidence.python_trace import source_echo_lines
 from app.evidence.services import service_name
 from app.evidence.sources.signals import metric_signals
+from app.evidence.trouble import failure_conditions, shows_trouble
 
 EXCEPTION = "exception"
 STATUS = "status"
@@ -98,108 +99,6 @@ _IDENTIFIER_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])"
 #: ``EXCEPTION_TYPE_RE`` without its message part, so every exception of a line is found.
 _EXCEPTION_NAME_RE = re.compile(EXCEPTION_TYPE_RE.pattern.split("(?::")[0])
 _WORD_RE = re.compile(r"[A-Za-z]+|\d+")
-
-
-#: Failure conditions of the platform a service runs on, each a failure of its own: an incident
-#: showing one is explained by it, not by a family whose doc never names it. Generic, not per
-#: family: a doc that names one ("out of memory") expects it like any other signal.
-FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
-    name: re.compile(pattern, re.IGNORECASE)
-    for name, pattern in {
-        "disk full": r"\bdisk\b[^.\n]{0,30}\bfull\b|\bno space left on device\b",
-        "out of memory": r"\bOOM(?:Killed|[- ]?kill(?:ed|er)?)?\b|\bout of memory\b"
-        r"|\bKilled process\b",
-        "image pull failure": r"\bImagePullBackOff\b|\bErrImagePull\b|\bimage pull\b",
-        "unschedulable": r"\binsufficient (?:cpu|memory)\b|\bFailedScheduling\b"
-        r"|\bunschedulable\b|\bpods? (?:stuck )?pending\b",
-        "certificate": r"\b(?:certificate|cert|tls|ssl)s?\b(?:[^.\n]|\.(?=\S)){0,40}"
-        r"\b(?:expir\w*|not yet valid)"
-        r"|\bexpired (?:tls |ssl )?cert(?:ificate)?s?\b|\bCERTIFICATE_VERIFY_FAILED\b"
-        r"|\bERR_CERT_\w+|\bx509\b",
-        "authentication": r"\bunauthori[sz]ed\b|\btoken (?:has )?expired\b"
-        r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b",
-        "rate limit": r"\brate[- ]limit(?:ed|ing)?\b|\btoo many requests\b|\bthrottl(?:ed|ing)\b",
-        # Every driver words it differently: SQLAlchemy, HikariCP, PostgreSQL, MySQL.
-        "connection pool exhausted": r"\bpool\b[^.\n]{0,30}\bexhaust\w*"
-        r"|\bexhaust\w*\b[^.\n]{0,40}\bpool\b|\bQueuePool limit\b"
-        r"|\btoo many (?:clients|connections)\b"
-        r"|\bremaining connection slots are reserved\b|\bConnection is not available\b"
-        r"|\b(?:could not|cannot|can't|unable to) (?:get|obtain|acquire) (?:a )?(?:database |db )?"
-        r"connection\b|\bTimeout waiting for idle object\b|\bPoolTimeout\b",
-        "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b"
-        r"|\bDNS (?:outage|failures?|down|errors?|issues?|problems?)\b",
-        # The store's or site's network itself: "router down", "lost connectivity".
-        "network outage": r"\b(?:router|uplink|wan link|firewall|isp"
-        r"|(?:store|site|office) network)s?\b[^.\n]{0,20}\b(?:down|outage|failed|failure|dropped)\b"
-        r"|\blost (?:all )?(?:network )?connectivity\b|\bnetwork (?:outage|partition)\b",
-        # The delivery pipeline, not the running service: "deploy pipeline failed at lint".
-        "build failure": r"\b(?:build|pipeline|lint(?:er|ing)?|ci job|unit tests?|compil\w*)\b"
-        r"[^.\n]{0,30}\bfail\w*",
-        # The machine in the store, not the software: a compressor alarm, a printer out of paper.
-        "equipment fault": r"\bcompressors?\b|\brefrigerant\b"
-        r"|\bhigh[- ]pressure (?:fault|alarm|trip)|\bpower (?:outage|cut|failure)\b"
-        r"|\bpaper (?:jam|low)\b|\bout of paper\b|\bjam(?:med|ming|s)?\b"
-        r"|\bhardware (?:fault|failure|error)\b|\bloud noise\b|\bfan (?:failure|fault)\b"
-        r"|\bdoors? (?:was |were |is |are |been )?(?:left )?(?:open|ajar)\b",
-        # The card issuer said no, which is the payment working: "insufficient funds".
-        "issuer decline": r"\binsufficient funds\b|\bdo not honou?r\b"
-        r"|\b(?:invalid|wrong|incorrect) (?:cvv|cvc|pin)\b|\b(?:lost|stolen) card\b",
-        # Data a service serves that is wrong, not a service that fails: "last week's prices".
-        "wrong data": r"\b(?:wrong|incorrect|outdated|stale|old|last (?:week|month)'?s?"
-        r"|yesterday'?s?)\s+(?:[\w-]+\s+){0,2}?(?:prices?|promos?|promotions?|counts?"
-        r"|stock levels?|readings?|symbols?|labels?|translations?)\b"
-        r"|\b(?:prices?|counts?|stock levels?|readings?) (?:are |is |were |was |looks? )?"
-        r"(?:wrong|incorrect|outdated|stale)\b",
-    }.items()
-}
-
-
-#: Words that say something is failing, in any piece of an incident: "down", "503s",
-#: "erroring", "declining everything", "alarms silent", and what does not happen ("prices not
-#: showing", "no temperatures coming in", "stock unknown"). "Slow to load" or "counts are
-#: wrong" say something is off, not that a service fails.
-TROUBLE_RE = re.compile(
-    r"\b(?:down|outages?|errors?|erroring|errored|fail\w*|unavailable|unreachable"
-    r"|time[sd]?[- ]?outs?|timing out|crash\w*|refus\w*|reject\w*|declin\w*|dead|dying|died"
-    r"|broken|breaks|stuck|hang\w*|silent|stopped|not|no|never|nothing|none|unknown|missing"
-    r"|blank|empty|gone|lost|stale|frozen"
-    r"|can(?:no|')?t|unable|exceptions?|panic\w*|restart\w*|crashloop\w*|[45](?:\d\d|xx)s?"
-    r"|alert\w*|alarms?|firing|paging|fatal|critical|severe|warn(?:ing)?)\b",
-    re.IGNORECASE,
-)
-
-
-#: Words that say nothing is failing: "slow, no errors", "zero 5xx", "error rate normal".
-NO_TROUBLE_RE = re.compile(
-    r"\b(?:no|without|zero|0)\s+(?:new\s+)?(?:errors?|failures?|exceptions?|alerts?|alarms?"
-    r"|[45](?:\d\d|xx)s?|timeouts?|crash(?:es)?|restarts?)\b"
-    r"|\berror (?:rate|ratio)s? (?:is |are |looks? |stays? )?(?:normal|flat|ok|fine|zero)\b",
-    re.IGNORECASE,
-)
-
-
-#: Words that report slowness, which is the timeout family's failure even with "no errors";
-#: "latency fine" is not one.
-SLOWNESS_RE = re.compile(
-    r"\b(?:slow\w*|sluggish|latency|p9[059]|hang\w*|spinning|lag(?:s|ging)?)\b"
-    r"(?!\s+(?:is\s+|are\s+|looks?\s+)?(?:fine|normal|ok|okay|good|flat)\b)",
-    re.IGNORECASE,
-)
-
-
-def says_nothing_fails(text: str) -> bool:
-    """Whether ``text`` says outright that nothing fails ("CPU 95%, no errors, latency fine")."""
-    return bool(NO_TROUBLE_RE.search(text)) and not SLOWNESS_RE.search(text)
-
-
-def shows_trouble(text: str) -> bool:
-    """Whether ``text`` says something is failing (``TROUBLE_RE``), ``NO_TROUBLE_RE`` aside."""
-    return bool(TROUBLE_RE.search(NO_TROUBLE_RE.sub(" ", text)))
-
-
-def failure_conditions(text: str) -> list[str]:
-    """The platform failure conditions ``text`` names (``FAILURE_CONDITIONS``), in table order."""
-    return [name for name, pattern in FAILURE_CONDITIONS.items() if pattern.search(text)]
 
 
 def exception_types(text: str) -> list[str]:

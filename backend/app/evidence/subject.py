@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from app.evidence.signals import TROUBLE_RE
+from app.evidence.trouble import TROUBLE_RE
 
 #: Well-known products that are not in the knowledge base's estate unless a doc names them.
 THIRD_PARTY_SYSTEMS = frozenset(
@@ -72,10 +72,6 @@ def _phrase(text: str) -> tuple[list[str], str | None]:
     return found, None
 
 
-def _phrase_words(text: str) -> list[str]:
-    return _phrase(text)[0]
-
-
 def _failing_monitor(message: str) -> str | None:
     """The monitoring tool a report opens with as what fails, not as what shows a failure."""
     words, ended_by = _phrase(message)
@@ -101,8 +97,8 @@ def named_system(message: str) -> str | None:
     monitor = _failing_monitor(message)
     if monitor is not None:
         return monitor
-    phrases = [_phrase_words(message)]
-    phrases += [_phrase_words(message[m.end() :]) for m in _PLACE_RE.finditer(message)]
+    phrases = [_phrase(message)[0]]
+    phrases += [_phrase(message[m.end() :])[0] for m in _PLACE_RE.finditer(message)]
     for words in phrases:
         for word in words:
             if word in THIRD_PARTY_SYSTEMS:

@@ -49,20 +49,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from app.core.config import Settings
 from app.core.errors import AppError, NotFound, UpstreamError, ValidationFailed
-from app.rag.bm25 import Bm25Params, KeywordIndex
+from app.rag.bm25 import KeywordIndex
 from app.rag.candidates import Candidate, CollectionHits, DocKey, Scored
 from app.rag.embedding import TOKENIZER_PATH
+from app.rag.engine_config import EngineConfig
 from app.rag.fusion import order_by_fused, reciprocal_rank_fusion, zscore_fusion
 from app.rag.gates import apply_confidence, apply_floor, clear_lead, evidence
 from app.rag.ingest import KnowledgeChunk
 from app.rag.knowledge import KnowledgeBase
-from app.rag.packing import Budgets, PackedContext, classify_complexity, pack_context
+from app.rag.packing import PackedContext, classify_complexity, pack_context
 from app.rag.rerank import Reranker, build_reranker, rerank_permutation
 from app.rag.retrieve import RankedDoc, Retrieval
 from app.rag.rewrite import QueryRewriter
@@ -79,80 +80,6 @@ T = TypeVar("T")
 BASE_RECOUNT_SECONDS = 1.0
 #: Documents whose chunk vectors an index keeps after reading them (oldest dropped first).
 VECTOR_CACHE_DOCUMENTS = 20_000
-Fusion = Literal["rrf", "zscore"]
-Legs = Literal["hybrid", "dense", "keyword"]
-Unranked = Literal["lowest", "scored"]
-
-
-def _default(name: str) -> Any:
-    """The ``Settings`` default of a field: each knob has exactly one default, there."""
-    return Settings.model_fields[name].default
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    """The engine's knobs: ``Settings`` fields of the same meaning and default (``.env.example``).
-
-    ``legs`` is not a setting: the product always runs both; the evaluation reports each leg.
-    """
-
-    rrf_k: int = _default("rrf_k")
-    candidates: int = _default("retrieve_candidates")
-    score_floor: float = _default("score_floor")
-    lead_floor: float = _default("lead_floor")
-    lead_margin: float = _default("lead_margin")
-    code_match_boost: float = _default("code_match_boost")
-    confidence_threshold: float = _default("confidence_threshold")
-    budgets: Budgets = field(default_factory=Budgets)
-    query_max_chars: int = _default("query_max_chars")
-    default_limit: int = _default("retrieve_default_limit")
-    spelling_repair: bool = _default("spelling_repair")
-    fusion: Fusion = _default("fusion")
-    dense_weight: float = _default("dense_weight")
-    zscore_unranked: Unranked = _default("zscore_unranked")
-    prf_docs: int = _default("prf_docs")
-    prf_weight: float = _default("prf_weight")
-    bm25: Bm25Params = field(
-        default_factory=lambda: Bm25Params(
-            method=_default("bm25_method"),
-            k1=_default("bm25_k1"),
-            b=_default("bm25_b"),
-            title_repeats=_default("bm25_title_repeats"),
-        )
-    )
-    legs: Legs = "hybrid"
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> EngineConfig:
-        """The configuration the settings describe."""
-        return cls(
-            rrf_k=settings.rrf_k,
-            candidates=settings.retrieve_candidates,
-            score_floor=settings.score_floor,
-            lead_floor=settings.lead_floor,
-            lead_margin=settings.lead_margin,
-            code_match_boost=settings.code_match_boost,
-            confidence_threshold=settings.confidence_threshold,
-            budgets=Budgets(
-                simple=settings.budget_simple,
-                medium=settings.budget_medium,
-                complex=settings.budget_complex,
-            ),
-            query_max_chars=settings.query_max_chars,
-            default_limit=settings.retrieve_default_limit,
-            spelling_repair=settings.spelling_repair,
-            fusion=settings.fusion,
-            dense_weight=settings.dense_weight,
-            zscore_unranked=settings.zscore_unranked,
-            prf_docs=settings.prf_docs,
-            prf_weight=settings.prf_weight,
-            bm25=Bm25Params(
-                method=settings.bm25_method,
-                k1=settings.bm25_k1,
-                b=settings.bm25_b,
-                title_repeats=settings.bm25_title_repeats,
-            ),
-        )
 
 
 @dataclass(frozen=True)

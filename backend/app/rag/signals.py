@@ -13,7 +13,7 @@ no table or code per family, so a new entry gets its signals with no code change
   minus those that are only an exception name or a status's reason phrase (``"bad gateway"``
   is the 502 every proxy answers with, not what tells this family apart).
 - ``conditions``: the platform failure conditions they name (``out of memory``; the table is
-  ``app.evidence.signals.FAILURE_CONDITIONS``).
+  ``app.evidence.trouble.FAILURE_CONDITIONS``).
 
 A clause that contrasts the family with something else says what the family is *not*: one
 with a negation (``unlike a 502``, ``not the POS till API``, ``no card traffic``) or naming
@@ -41,7 +41,6 @@ from typing import Any
 from app.evidence.patterns import find_error_codes, unique
 from app.evidence.signals import (
     exception_types,
-    failure_conditions,
     files,
     identifiers,
     is_status_phrase,
@@ -49,6 +48,7 @@ from app.evidence.signals import (
     status_class,
     statuses,
 )
+from app.evidence.trouble import failure_conditions
 
 #: The doc fields signals are derived from (the Error line, Solution and Validation are not
 #: what an incident shows).

@@ -58,9 +58,9 @@ from app.evidence.signals import (
     IncidentSignals,
     item_shows_trouble,
     observe_incident,
-    says_nothing_fails,
 )
 from app.evidence.sources.signals import STATUS_FLAT
+from app.evidence.trouble import says_nothing_fails
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
 from app.rca.matching import (
     FAILURE_KINDS,
