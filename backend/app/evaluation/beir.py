@@ -37,7 +37,7 @@ from app.rag.engine import RetrievalEngine
 from app.rag.ingest import KnowledgeChunk
 from app.rag.retrieve import RankedDoc
 from app.rag.store import VectorStore
-from app.rag.windows import PARENT_KEY, window_chunks, wordpiece_offsets
+from app.rag.windows import PARENT_KEY, batch_offsets, window_chunks
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ def corpus_chunks(
                 dataset.doc_ids, dataset.doc_texts, dataset.doc_titles, strict=True
             )
         ]
-    offsets = wordpiece_offsets(dataset.doc_bodies) if windows > 0 else [[]] * len(dataset.doc_ids)
+    offsets = batch_offsets(dataset.doc_bodies, windows)
     return [
         chunk
         for i, title, body, spans in zip(

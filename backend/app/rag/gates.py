@@ -82,11 +82,9 @@ def clear_lead(
     """
     if not docs or not 0 < lead_floor < floor:
         return None
-    ranked = sorted(docs, key=evidence, reverse=True)
-    top = ranked[0]
-    family = family_of(top)
-    runner_up = next((evidence(d) for d in ranked[1:] if family_of(d) != family), 0.0)
-    best = evidence(top)
+    top = max(docs, key=evidence)
+    family, best = family_of(top), evidence(top)
+    runner_up = max((evidence(d) for d in docs if family_of(d) != family), default=0.0)
     return top if best >= lead_floor and best - runner_up >= margin else None
 
 

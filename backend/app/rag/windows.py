@@ -162,26 +162,29 @@ def window_chunks(
         base["title"] = title
     chunks = [KnowledgeChunk(id=doc_id, text=f"{title} {body}".strip(), metadata=base)]
     head = title.strip()
-    spans = [] if size <= 0 else offsets if offsets is not None else wordpiece_offsets([body])[0]
-    if size > 0 and len(spans) > size:
-        chunks += [
+
+    def passages(kind: str, spans: Sequence[tuple[int, int]]) -> list[KnowledgeChunk]:
+        return [
             KnowledgeChunk(
-                id=f"{doc_id}#w{n}",
+                id=f"{doc_id}#{kind}{n}",
                 text=_window_text(head, body[start:end]),
                 metadata={**base, WINDOW_START_KEY: start, WINDOW_END_KEY: end},
             )
-            for n, (start, end) in enumerate(passage_spans(spans, size, stride))
+            for n, (start, end) in enumerate(spans)
         ]
+
+    if size > 0:
+        pieces = offsets if offsets is not None else wordpiece_offsets([body])[0]
+        if len(pieces) > size:
+            chunks += passages("w", passage_spans(pieces, size, stride))
     if sentences:
-        chunks += [
-            KnowledgeChunk(
-                id=f"{doc_id}#s{n}",
-                text=_window_text(head, body[start:end]),
-                metadata={**base, WINDOW_START_KEY: start, WINDOW_END_KEY: end},
-            )
-            for n, (start, end) in enumerate(sentence_spans(body))
-        ]
+        chunks += passages("s", sentence_spans(body))
     return chunks if whole else chunks[1:]
+
+
+def batch_offsets(bodies: Sequence[str], size: int) -> list[Offsets | None]:
+    """Each body's word-piece spans, tokenized in one batch; none needed when ``size`` is 0."""
+    return list(wordpiece_offsets(bodies)) if size > 0 else [None] * len(bodies)
 
 
 def with_windows(
@@ -206,7 +209,7 @@ def with_windows(
             chunks,
             heads,
             bodies,
-            wordpiece_offsets(bodies) if size > 0 else [[]] * len(bodies),
+            batch_offsets(bodies, size),
             strict=True,
         )
         for window in window_chunks(
