@@ -232,6 +232,23 @@ def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("stock counts wrong after the nightly sync") == ["wrong data"]
     assert failure_conditions("sale total wrong by a cent, 422 mismatch") == []
     assert failure_conditions("checkout 500s since the 14:05 deploy") == []
+    # A service's own feature failing in a way no doc names: each a failure of its own.
+    auth = ["authentication"]
+    assert failure_conditions("PSP webhooks failing signature verification") == auth
+    assert failure_conditions("rejected: invalid webhook signature") == auth
+    too_large = ["payload too large"]
+    assert failure_conditions("600+ lines rejected with 413 Payload Too Large") == too_large
+    assert failure_conditions("import rejected: CSV header mismatch") == ["malformed input"]
+    assert failure_conditions("file header looks fine, 422 on lines") == []
+    blank = ["browser rendering"]
+    assert failure_conditions("3-D Secure iframe renders blank in Safari 17") == blank
+    duplicates = ["duplicate delivery"]
+    assert failure_conditions("monitor sends each temperature alarm 3x to managers") == duplicates
+    assert failure_conditions("duplicate notifications to store managers") == duplicates
+    assert failure_conditions("temps in F since the config push, values look wrong") == [
+        "wrong data"
+    ]
+    assert failure_conditions("lines must not be empty") == []
     observed = observe_incident({"message": "ok", "logs": ["INFO disk full check skipped"]})
     assert [o.weak for o in observed.of("condition")] == [True]
 
@@ -318,6 +335,19 @@ def test_an_exception_name_says_its_kind_of_failure() -> None:
     assert exception_kind("ReadTimeoutError") == "timeout"
     assert exception_kind("TimeoutError") == "timeout"
     assert exception_kind("ZeroDivisionError") is None
+
+
+def test_a_wrapper_exception_says_its_kind_in_its_message() -> None:
+    from app.evidence.signals import exception_kind_in
+
+    axios = "AxiosError: timeout of 10000ms exceeded\n    at handleRequestTimeout (http.js:647)"
+    assert exception_kind_in(axios, "AxiosError") == "timeout"
+    go = "rpc error: DeadlineExceeded(context deadline exceeded)"
+    assert exception_kind_in(go, "DeadlineExceeded") == "timeout"
+    assert (
+        exception_kind_in("AxiosError: Request failed with status code 502", "AxiosError") is None
+    )
+    assert exception_kind_in("ReadTimeout: read timed out", "ReadTimeout") == "timeout"
 
 
 def test_a_warning_level_alone_says_nothing_fails() -> None:

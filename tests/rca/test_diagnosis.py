@@ -1150,3 +1150,115 @@ def test_a_report_that_says_nothing_fails_is_not_its_services_outage(chunks: Any
     }
     timed = diagnose(latency, docs(chunks, ("PAY-408", 0.65)), retrieval_low_confidence=False)
     assert timed.leading is not None and timed.leading.key == "PAY-408"
+
+
+def test_where_only_services_confirm_the_closest_history_leads(chunks: Any) -> None:
+    # pos-api runs four families and calls the PLU service: the service field confirms them
+    # all and tells none apart, so the words decide.
+    incident = {
+        "message": "store 14 tills can't sell: screen says 'PLU not available'",
+        "service": "pos-api",
+    }
+    pairs = [("POS-422-AMOUNT", 0.49), ("POS-503-PLU", 0.56), ("POS-500-CHECKOUT", 0.45)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert all(h.kind == "service" for c in diagnosis.candidates if c.offered for h in c.confirmed)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-503-PLU"
+    # Once a failure of its own shows, a family leads whatever the similarity.
+    failing = {**incident, "logs": ["ERROR sale rejected 422: total 10.00 != sum of lines 10.01"]}
+    diagnosis = diagnose(failing, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-AMOUNT"
+
+
+def test_a_pod_name_before_a_log_line_is_its_service(chunks: Any) -> None:
+    incident = {
+        "message": "Fehlerseite beim Abschluss der Bestellung",
+        "logs": [
+            "[checkout-service-7c4d9-kq2mz] ERROR unhandled exception in POST /checkout",
+            '[checkout-service-7c4d9-kq2mz] File "/app/checkout_service.py", line 88, in '
+            "apply_discount -> ZeroDivisionError: division by zero",
+        ],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("CO-500", 0.72), ("POS-500-CHECKOUT", 0.63)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.leading is not None and diagnosis.leading.key == "CO-500"
+    assert "service" in kinds(diagnosis.leading.confirmed)
+    assert not diagnosis.leading.contradicted
+
+
+def test_a_client_librarys_timeout_is_the_timeout_familys_exception(chunks: Any) -> None:
+    incident = {
+        "message": "web payments erroring after ~10s",
+        "service": "psp-adapter",
+        "stack_trace": "AxiosError: timeout of 10000ms exceeded\n"
+        "    at RedirectableRequest.handleRequestTimeout (/app/node_modules/axios/lib/adapters/"
+        "http.js:647:16)",
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("PAY-408", 0.49)), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "PAY-408"
+    assert "exception" in kinds(diagnosis.leading.confirmed)
+
+
+def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
+    message = (
+        "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "
+        "rotation; chiller-monitor itself healthy and readings flowing"
+    )
+    diagnosis = diagnose(
+        {"message": message}, docs(chunks, ("CH-502", 0.57)), retrieval_low_confidence=False
+    )
+    assert diagnosis.abstained
+
+
+def test_a_word_of_the_familys_error_body_does_not_excuse_another_condition(chunks: Any) -> None:
+    incident = {
+        "message": "pos-api rejects big B2B sales (600+ lines) with 413 Payload Too Large",
+        "service": "pos-api",
+    }
+    pairs = [("POS-422-QTY", 0.59), ("POS-422-LINES", 0.58), ("POS-422-AMOUNT", 0.53)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    lines = by_code(diagnosis.candidates)["POS-422-LINES"]
+    assert "phrase" in kinds(lines.confirmed) and "condition" in kinds(lines.contradicted)
+
+
+def test_the_service_leading_an_access_log_line_is_where_the_error_came_from(
+    chunks: Any,
+) -> None:
+    incident = {
+        "message": "supplier portal rejects ASN",
+        "logs": ['edi-gateway POST /asn 422 {"error":"quantity shipped exceeds quantity ordered"}'],
+    }
+    pairs = [("POS-422-QTY", 0.63), ("POS-422-AMOUNT", 0.54)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained and "edi-gateway" in diagnosis.reason
+    # A client logging its call to another service is not where the error came from.
+    caller = {
+        "message": "errors in logs",
+        "logs": [
+            "2024-06-02 10:41:17 WARN  inventory-client GET http://inventory-svc/stock/sku/88120"
+            " -> 503 Service Unavailable (attempt 3/3)",
+            "2024-06-02 10:41:17 ERROR product-page stock unknown for sku 88120, showing "
+            "'check availability in store'",
+            "2024-06-02 10:41:18 WARN  inventory-client health probe failed: 0 of 4 instances "
+            "healthy",
+        ],
+    }
+    diagnosis = diagnose(caller, docs(chunks, ("INV-503", 0.67)), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "INV-503"
+
+
+def test_the_error_code_field_does_not_excuse_a_condition_its_family_never_names(
+    chunks: Any,
+) -> None:
+    incident = {
+        "error_code": "CH-502",
+        "message": "DC chiller plant alarm",
+        "logs": ["bms: CH-2 compressor trip, high pressure fault, standby unit started"],
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("CH-502", 0.6)), retrieval_low_confidence=False)
+    chiller = by_code(diagnosis.candidates)["CH-502"]
+    assert "condition" in kinds(chiller.contradicted)
+    assert diagnosis.abstained

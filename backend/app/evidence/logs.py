@@ -47,6 +47,11 @@ _SERVICE_RES = (
     re.compile(r"\[(?P<name>[a-z][\w]*(?:[-.][a-z0-9][\w]*)+)\]"),
 )
 _LOGGER_TOKEN_RE = re.compile(r"^[a-z][a-z0-9_]*(?:[-.][a-z0-9_]+)+$")
+#: An access-log line led by the service that served it: "edi-gateway POST /asn 422".
+_ACCESS_LINE_RE = re.compile(
+    r"^\[?(?P<name>[a-z][a-z0-9_]*(?:-[a-z0-9_]+)+)\]?:?\s+"
+    r"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/"
+)
 #: Thread names that look like logger names: ``nio-8080-exec-3``, ``pool-2-thread-1``.
 _THREAD_NAME_RE = re.compile(r"(?:^|-)(?:nio|exec|pool|thread|worker|task|scheduling)-\d")
 #: Spring Boot's ``PID --- [thread] logger :`` prefix.
@@ -229,7 +234,7 @@ def read_record(record: Record, patterns: Sequence[str]) -> RecordFacts:
     trace = record.trace
     level = level_of(line)
     message = clean_line(line)
-    services = _services_in(line)
+    services = services_in(line)
     fmt = EvidenceFormat.LOG if level is not Level.NONE else EvidenceFormat.TEXT
     scan = line
     if data is not None:
@@ -351,10 +356,24 @@ def _level_from_name(name: str) -> Level:
     return Level.NONE
 
 
-def _services_in(line: str) -> list[str]:
+def serving_service(line: str) -> str | None:
+    """The service an access-log line says served the request ("edi-gateway POST /asn 422")."""
+    access = _ACCESS_LINE_RE.match(LEADING_TIMESTAMP_RE.sub("", line))
+    return access["name"] if access else None
+
+
+def services_in(line: str) -> list[str]:
+    """Service or logger names in a log line.
+
+    Labels (``service=…``), a bracketed prefix, the logger beside the level, or the service
+    leading an access-log line.
+    """
     found = [m["name"] for pattern in _SERVICE_RES for m in pattern.finditer(line)]
     # A logger name right before or after the level: "pos-api ERROR …", "ERROR payment-client …".
     text = LEADING_TIMESTAMP_RE.sub("", line)
+    served = serving_service(line)
+    if served:
+        found.append(served)
     level = LEVEL_RE.search(text[:80])
     if level:
         before = text[: level.start()].split()

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 #: ``-<pod-template hash>-<pod suffix>``: the hash holds a digit (names rarely end in one).
-_POD_SUFFIX = re.compile(r"-(?=[a-z0-9]*\d)[a-z0-9]{5,10}-[a-z0-9]{5}$")
+POD_SUFFIX = r"-(?=[a-z0-9]*\d)[a-z0-9]{5,10}-[a-z0-9]{5}"
+_POD_SUFFIX = re.compile(POD_SUFFIX + "$")
 #: A StatefulSet pod's ordinal.
 _ORDINAL = re.compile(r"-\d{1,3}$")
 #: How people write one service's name: "Inventory Service", "inventory_service",

@@ -31,6 +31,7 @@ from http import HTTPStatus
 from typing import Any
 
 from app.evidence.injection import without_instructions
+from app.evidence.logs import serving_service
 from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import (
@@ -110,13 +111,27 @@ def exception_types(text: str) -> list[str]:
 #: ``TimeoutException``, Python's ``TimeoutError``, requests' ``ReadTimeout``, urllib3's
 #: ``ReadTimeoutError`` and Java's ``SocketTimeoutException`` all say "no answer in time".
 EXCEPTION_KINDS: dict[str, re.Pattern[str]] = {
-    "timeout": re.compile(r"time[ds]?_?out", re.IGNORECASE),
+    "timeout": re.compile(r"time[ds]?_?out|deadline exceeded", re.IGNORECASE),
 }
 
 
 def exception_kind(name: str) -> str | None:
     """The kind of failure an exception type's name says (``EXCEPTION_KINDS``), if any."""
     return next((kind for kind, pattern in EXCEPTION_KINDS.items() if pattern.search(name)), None)
+
+
+def exception_kind_in(text: str, name: str) -> str | None:
+    """The kind of failure exception ``name`` says in ``text``: by its name, else its message.
+
+    A client library's one wrapper type says what failed in the message on the same line:
+    ``AxiosError: timeout of 10000ms exceeded``, ``HttpRequestException: The operation has
+    timed out``.
+    """
+    kind = exception_kind(name)
+    if kind is not None:
+        return kind
+    message = re.search(rf"(?<![\w.]){re.escape(name)}\b[:(]([^\n]*)", text)
+    return exception_kind(message.group(1)) if message else None
 
 
 def statuses(text: str, *, bare: bool = True) -> list[int]:
@@ -557,12 +572,22 @@ def observe_incident(
     # Only an unambiguous reporter: the one service the records name, on the causal line.
     only = causal.services[0] if len(set(causal.services)) == 1 else None
     inferred = (
-        only.lower()
+        service_name(only)
         if only and causal.source != "message" and only in (causal.causal_line or "")
         else None
     )
     causal_log_id, causal_stack_id = _causal_ids(items, causal)
     records = [i for i in items if i.source != MESSAGE]
+    if inferred is None:
+        # No levelled record to read it from: the one service that served the requests
+        # answered with an error status ("edi-gateway POST /asn 422 {…}"), never a client
+        # logging its call to another ("inventory-client GET http://inventory-svc/… -> 503").
+        failing = unique(
+            name
+            for i in records
+            if statuses(i.text) and (name := service_name(serving_service(i.text)))
+        )
+        inferred = failing[0] if len(failing) == 1 else None
     workloads = unique(n for i in records for n in workload_names(i.text))
     sites = unique(h for i in records for h in site_hosts(i.text))
     return IncidentSignals(

@@ -32,7 +32,26 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         r"|\bexpired (?:tls |ssl )?cert(?:ificate)?s?\b|\bCERTIFICATE_VERIFY_FAILED\b"
         r"|\bERR_CERT_\w+|\bx509\b",
         "authentication": r"\bunauthori[sz]ed\b|\btoken (?:has )?expired\b"
-        r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b",
+        r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b"
+        r"|\bsignature (?:verification|validation|checks?)\b[^.\n]{0,20}\bfail\w*"
+        r"|\bfail\w* (?:the )?signature (?:verification|validation|checks?)\b"
+        r"|\b(?:invalid|bad) (?:webhook )?signatures?\b|\bsignature mismatch\b",
+        "payload too large": r"\bpayload too large\b|\brequest entity too large\b"
+        r"|\bbody too large\b|\bclient_max_body_size\b",
+        # A file or feed a job reads is malformed: the job works, its input does not.
+        "malformed input": r"\b(?:csv|tsv|xml|file|feed|header|schema|column)s?\b[^.\n]{0,25}"
+        r"\b(?:mismatch\w*|malformed|unparse?able)\b|\bmalformed (?:csv|json|xml|file|row|line)s?\b"
+        r"|\b(?:csv|xml|json) parse error\b|\bunexpected (?:column|header)s?\b",
+        # One browser draws a page wrong: the servers answer, the page does not render.
+        "browser rendering": r"\b(?:renders?|rendering|displays?|shows?) (?:a )?blank\b[^.\n]{0,40}"
+        r"\b(?:in|on) (?:safari|chrome|firefox|edge|ios|android)\b"
+        r"|\biframe\b[^.\n]{0,30}\b(?:blank|empty|not (?:load|render)\w*)\b",
+        # The same message delivered again and again: the notifier, not the service it tells of.
+        "duplicate delivery": r"\bduplicate (?:alerts?|alarms?|notifications?|messages?|e-?mails?"
+        r"|pages?|sms)\b|\b(?:alerts?|alarms?|notifications?|messages?|e-?mails?) "
+        r"(?:\w+ )?(?:twice|three times|\d+ ?(?:x|times))\b"
+        r"|\b(?:sends?|sent|fires?|fired|delivers?|delivered) (?:each|every) \w+ (?:\w+ )?"
+        r"(?:twice|three times|\d+ ?(?:x|times))",
         "rate limit": r"\brate[- ]limit(?:ed|ing)?\b|\btoo many requests\b|\bthrottl(?:ed|ing)\b",
         # Every driver words it differently: SQLAlchemy, HikariCP, PostgreSQL, MySQL.
         "connection pool exhausted": r"\bpool\b[^.\n]{0,30}\bexhaust\w*"
@@ -63,8 +82,8 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         "wrong data": r"\b(?:wrong|incorrect|outdated|stale|old|last (?:week|month)'?s?"
         r"|yesterday'?s?)\s+(?:[\w-]+\s+){0,2}?(?:prices?|promos?|promotions?|counts?"
         r"|stock levels?|readings?|symbols?|labels?|translations?)\b"
-        r"|\b(?:prices?|counts?|stock levels?|readings?) (?:are |is |were |was |looks? )?"
-        r"(?:wrong|incorrect|outdated|stale)\b",
+        r"|\b(?:prices?|counts?|stock levels?|readings?|values?|temps?|temperatures?|units?)"
+        r" (?:are |is |were |was |looks? )?(?:wrong|incorrect|outdated|stale)\b",
     }.items()
 }
 

@@ -28,7 +28,8 @@ files; or the failing requests went to another family's endpoint) with no confir
 component signal (service, path, file, identifier, or the error code from the evidence)
 **is not offered**. The final decision: answer with the best offered
 candidate when it has confirmed support and no contradiction (support from the reporter's
-prose alone needs similarity >= ``PROSE_MIN_SIMILARITY``); with retrieval similarity alone
+prose alone needs similarity >= ``PROSE_MIN_SIMILARITY``; where only services confirm every
+supported candidate, the closest by similarity is the best); with retrieval similarity alone
 when the incident shows nothing either way and the retrieval gate passed; otherwise abstain
 (``similar symptoms in a system the knowledge base does not cover``) -- even when similarity
 cleared the floor. A collected 5xx ratio measured flat, with nothing but weak confirmations for
@@ -452,6 +453,19 @@ def _causal_choice(failing: Sequence[Candidate], observed: IncidentSignals) -> C
     )
 
 
+def _closest(supported: list[Candidate]) -> Candidate:
+    """The first supported candidate, unless only services confirm any of them.
+
+    A service says where a failure runs, not which one: when it is all that confirms every
+    candidate (pos-api runs four families and calls the PLU service), the one whose history
+    the incident's words are closest to leads ("tills can't sell: 'PLU not available'" from
+    pos-api is the PLU family's outage, not the amount family's 422).
+    """
+    if all(h.kind in (SERVICE, STATUS_CLASS) for c in supported for h in c.confirmed):
+        return max(supported, key=lambda c: c.similarity)
+    return supported[0]
+
+
 def _decide(
     candidates: list[Candidate],
     retrieval_low_confidence: bool,
@@ -481,7 +495,7 @@ def _decide(
         # location) leads one confirmed only by where it runs and by routine or handled lines:
         # "sale rejected 422 … (re-keyed ok)" beside "plu-service … -> 503" is noise.
         failing = [c for c in supported if shows_failure(c)]
-        best = _causal_choice(failing, observed) or next(iter(failing), supported[0])
+        best = _causal_choice(failing, observed) or next(iter(failing), _closest(supported))
         # The best supported candidate leads, even when an unsupported one scored higher.
         ordered = [best, *(c for c in candidates if c is not best)]
         return Diagnosis(

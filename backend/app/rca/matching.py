@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from app.evidence.patterns import normal_code, unique
-from app.evidence.services import service_name
+from app.evidence.services import POD_SUFFIX, service_name
 from app.evidence.signals import (
     CODE,
     CONDITION,
@@ -53,6 +53,7 @@ from app.evidence.signals import (
     Observation,
     contains_phrase,
     exception_kind,
+    exception_kind_in,
     path_matches,
     status_class,
     url_hosts,
@@ -99,7 +100,8 @@ _NAME_CACHE: dict[str, re.Pattern[str]] = {}
 def _name_re(name: str) -> re.Pattern[str]:
     pattern = _NAME_CACHE.get(name)
     if pattern is None:
-        pattern = re.compile(rf"(?<![a-z0-9_./-]){re.escape(name)}(?![a-z0-9_/-])")
+        # A Deployment's pod (``checkout-service-7c4d9-kq2mz``) names its service too.
+        pattern = re.compile(rf"(?<![a-z0-9_./-]){re.escape(name)}(?:{POD_SUFFIX})?(?![a-z0-9_/-])")
         _NAME_CACHE[name] = pattern
     return pattern
 
@@ -126,7 +128,7 @@ def mentions(item: EvidenceText, name: str) -> bool:
 
 #: After a service named in prose: it is said to be well ("is fine", "looks healthy").
 _WELL_AFTER_RE = re.compile(
-    r"(?:'s|\s+(?:is|are|looks|seems|was|stays|remains))\s+(?:\w+\s+)?"
+    r"(?:'s|\s+itself|\s+(?:itself\s+)?(?:is|are|looks|seems|was|stays|remains))\s+(?:\w+\s+)?"
     r"(?:fine|healthy|ok|okay|up|green|unaffected|normal|good|working)\b"
 )
 #: Before a service named in prose: it is denied ("not pos-api", "nothing wrong with pos-api").
@@ -405,9 +407,12 @@ def weigh_set(
         # Another runtime's name for the same failure ("TimeoutException" for a doc's
         # "ReadTimeout") confirms it, named as seen.
         kinds = {exception_kind(e) for e in expected} - {None}
-        alike = [o for o in seen if o not in matched and exception_kind(o.value) in kinds]
+        texts = {i.id: i.text for i in ctx.observed.items}
+        said = {id(o): exception_kind_in(texts.get(o.evidence_id, ""), o.value) for o in seen}
+        alike = [o for o in seen if o not in matched and said[id(o)] in kinds]
         for value in unique(o.value for o in alike):
-            named = ", ".join(e for e in expected if exception_kind(e) == exception_kind(value))
+            failure = next(said[id(o)] for o in alike if o.value == value)
+            named = ", ".join(e for e in expected if exception_kind(e) == failure)
             why = f"{value} is the same kind of failure as {named}"
             cand.confirmed.append(_hit(kind, value, [o for o in alike if o.value == value], why))
         matched += alike
@@ -540,7 +545,17 @@ def weigh_conditions(cand: Candidate, ctx: MatchContext, expected: Sequence[str]
     matched = [o for o in seen if o.value in expected]
     for value in unique(o.value for o in matched):
         cand.confirmed.append(_hit(CONDITION, value, [o for o in matched if o.value == value]))
-    if matched or not seen or shows_failure(cand):
+    # One word the family's error body names ("lines") is no failure of its own beside a
+    # condition: "600+ lines … 413 Payload Too Large" is the size limit, not a lines error.
+    # Nor is the ``error_code`` field, a label someone gave the incident, not a record of it.
+    own = any(
+        h.kind in FAILURE_KINDS
+        and not h.weak
+        and not (h.kind == PHRASE and len(words(h.signal)) == 1)
+        and not (h.kind == CODE and h.evidence_ids == [FIELD_CODE])
+        for h in cand.confirmed
+    )
+    if matched or not seen or own:
         return
     observed = ", ".join(unique(o.value for o in seen))
     cand.contradicted.append(
