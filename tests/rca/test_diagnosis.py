@@ -1262,3 +1262,23 @@ def test_the_error_code_field_does_not_excuse_a_condition_its_family_never_names
     chiller = by_code(diagnosis.candidates)["CH-502"]
     assert "condition" in kinds(chiller.contradicted)
     assert diagnosis.abstained
+
+
+def test_the_error_code_fields_own_words_are_no_phrase_of_its_family(chunks: Any) -> None:
+    # "POS-422-AMOUNT" holds the word "amount"; a routine line saying the total matches
+    # confirms nothing: the logged quantity error overrules the field.
+    incident = {
+        "error_code": "POS-422-AMOUNT",
+        "message": "refunds failing at the service desk",
+        "logs": [
+            'pos-api POST /pos/v1/sales 422 {"detail":"quantity must be greater than 0",'
+            '"field":"lines[0].quantity","value":-1}',
+            "pos-api INFO total 12.99 matches sum of lines",
+        ],
+    }
+    pairs = [("POS-422-AMOUNT", 0.76), ("POS-422-QTY", 0.8), ("POS-422-LINES", 0.71)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    amount = by_code(diagnosis.candidates)["POS-422-AMOUNT"]
+    assert ("phrase", "amount") not in {(h.kind, h.signal) for h in amount.confirmed}
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
+    assert diagnosis.overruled_code == "POS-422-AMOUNT"

@@ -70,6 +70,7 @@ from app.rca.matching import (
     component_confirmed,
     dedupe,
     families,
+    is_one_word,
     missing_signals,
     neighbour_words,
     shows_failure,
@@ -353,12 +354,13 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
     def outweighs(other: Candidate) -> bool:
         shared = {(h.kind, h.signal) for h in other.confirmed}
         own = [h for h in recorded if (h.kind, h.signal) not in shared]
-        if any(h.kind in FAILURE_KINDS and not h.weak for h in own):
+        if any(h.kind in FAILURE_KINDS and not h.weak and not is_one_word(h) for h in own):
             # Two failures in view, and the field says which one the incident is about.
             return False
         if contradicted:
             return shows_failure(other)
-        return all(h.kind == STATUS_CLASS for h in own) and any(
+        # A routine line or one word of an error body ("total … matches") confirms nothing.
+        return all(h.kind == STATUS_CLASS or h.weak or is_one_word(h) for h in own) and any(
             h.kind in _OWN_FAILURE_KINDS and not h.weak and in_records(h) for h in other.confirmed
         )
 

@@ -528,6 +528,11 @@ def weigh_contrast_files(cand: Candidate, ctx: MatchContext, contrast: Sequence[
 FAILURE_KINDS = frozenset({CODE, EXCEPTION, STATUS, PHRASE, FILE, IDENTIFIER})
 
 
+def is_one_word(hit: SignalHit) -> bool:
+    """Whether a hit is a one-word phrase: a word the family's error body names ("lines")."""
+    return hit.kind == PHRASE and len(words(hit.signal)) == 1
+
+
 def shows_failure(cand: Candidate) -> bool:
     """Whether a non-weak confirmation shows what failed (``FAILURE_KINDS``)."""
     return any(h.kind in FAILURE_KINDS and not h.weak for h in cand.confirmed)
@@ -551,7 +556,7 @@ def weigh_conditions(cand: Candidate, ctx: MatchContext, expected: Sequence[str]
     own = any(
         h.kind in FAILURE_KINDS
         and not h.weak
-        and not (h.kind == PHRASE and len(words(h.signal)) == 1)
+        and not is_one_word(h)
         and not (h.kind == CODE and h.evidence_ids == [FIELD_CODE])
         for h in cand.confirmed
     )
@@ -638,7 +643,7 @@ def weigh_phrases(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -
         items = [
             i
             for i in ctx.observed.items
-            if i.id != "incident:service"
+            if i.id not in ("incident:service", FIELD_CODE)
             and not i.source_code
             and contains_phrase(i.words, phrase_words)
         ]
