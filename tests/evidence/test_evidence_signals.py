@@ -249,6 +249,12 @@ def test_failure_conditions_of_the_platform() -> None:
         "wrong data"
     ]
     assert failure_conditions("lines must not be empty") == []
+    equipment = ["equipment fault"]
+    assert failure_conditions("the bakery oven controller shows temperature sensor fault") == (
+        equipment
+    )
+    assert failure_conditions("blast chiller on line 3 shows controller error E07") == equipment
+    assert failure_conditions("warehouse robots stopped, controller returns 503") == []
     observed = observe_incident({"message": "ok", "logs": ["INFO disk full check skipped"]})
     assert [o.weak for o in observed.of("condition")] == [True]
 

@@ -27,6 +27,12 @@ from app.evidence.subject import named_system
         ("Kubernetes restarted the chiller pod", None),
         ("payroll export fails with 503", None),
         ("tills down", None),
+        # After a label the report opens with.
+        ("resolved: Jira back after the weekend reindex, 503s gone", "jira"),
+        ("FYI - Vault sealed again after the restart", "vault"),
+        ("[update] Jira slow for everyone", "jira"),
+        ("resolved: inventory back, 503s gone", None),
+        ("PagerDuty: [FIRING:1] HighErrorRate checkout-service", None),
     ],
 )
 def test_the_system_is_read_where_a_report_names_its_subject(

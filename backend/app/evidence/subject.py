@@ -42,6 +42,8 @@ _STOPS = frozenset(
     "doesn't don't didn't isn't can cannot can't will would with when on after during for in "
     "at from since because while to via by into and or but then again".split()
 )
+#: A label a report opens with before what it is about: "resolved:", "FYI -", "[update]".
+_LABEL_RE = re.compile(r"^\s*(?:\[[^\]]{1,20}\]|[\w!:+-]+(?:\s[\w!+-]+)?\s*(?::|\s-\s))\s*")
 #: After these words the phrase that follows names where the symptom happened.
 _PLACE_RE = re.compile(r"\b(?:from|in|on)\s+(?:the\s+|a\s+|an\s+|our\s+)?", re.IGNORECASE)
 
@@ -98,6 +100,10 @@ def named_system(message: str) -> str | None:
     if monitor is not None:
         return monitor
     phrases = [_phrase(message)[0]]
+    label = _LABEL_RE.match(message)
+    if label:
+        # "resolved: Jira back after the reindex", "FYI - Vault sealed": the label is not it.
+        phrases.append(_phrase(message[label.end() :])[0])
     phrases += [_phrase(message[m.end() :])[0] for m in _PLACE_RE.finditer(message)]
     for words in phrases:
         for word in words:
