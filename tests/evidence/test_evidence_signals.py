@@ -376,3 +376,37 @@ def test_a_report_says_nothing_fails_only_without_slowness() -> None:
     assert not says_nothing_fails("payment-service p99 latency 12s, no errors yet")
     assert not says_nothing_fails("checkout slow, no errors")
     assert not says_nothing_fails("tills down")
+
+
+def test_a_failure_a_later_line_says_went_through_is_handled() -> None:
+    from app.evidence.signals import recovered_lines
+
+    logs = [
+        "2024-10-07T03:40:02Z ERROR checkout.stock inventory-service returned 503 (retry 1/3)",
+        "2024-10-07T03:40:02Z INFO  checkout.stock inventory-service 200 after retry",
+        "2024-10-07T03:40:05Z ERROR checkout_service ZeroDivisionError: division by zero",
+        'level=error svc=pos-api msg="card auth failed" upstream=pos-card-gateway status=502',
+        'level=info svc=pos-api msg="card auth ok on retry" upstream=pos-card-gateway status=200',
+    ]
+    assert recovered_lines(logs) == {0, 3}
+    # The service writing both lines is not what recovered, nor is a success with no words.
+    same_writer = [
+        "ERROR pos-api POST /pos/v1/sales 422 quantity must be > 0",
+        "INFO pos-api POST /pos/v1/sales 201 after retry of till 4",
+        "pos-api ERROR PLU service unavailable: GET http://plu-service/api/v2/price -> 503",
+        "pos-api INFO  GET /pos/v1/health 200 3ms",
+    ]
+    assert recovered_lines(same_writer) == set()
+    observed = observe_incident({"message": "checkout errors", "logs": logs})
+    assert [i.weak for i in observed.items if i.id in ("incident:log:1", "incident:log:3")] == [
+        True,
+        False,
+    ]
+
+
+def test_inequality_signs_read_as_words() -> None:
+    assert contains_phrase(
+        words("WARN POST /pos/v1/sales 422 total 18.40 != sum of lines 18.39"),
+        words("total 19.99 does not equal sum of lines 20.00"),
+    )
+    assert words("a ≠ b") == ("a", "does", "not", "equal", "b")

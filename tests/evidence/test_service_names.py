@@ -22,6 +22,16 @@ from app.rag.services import MATCH, ServiceCatalogue, service_match
         ("Inventory Service", "inventory-service"),
         ("inventory_service", "inventory-service"),
         ("InventoryService", "inventory-service"),
+        # Qualified with where it runs: a namespace, a kind, an environment, the cluster's DNS.
+        ("shop/checkout-service", "checkout-service"),
+        ("pos/pos-api", "pos-api"),
+        ("pod/inventory-service-7c8d9b6f5-tl2mx", "inventory-service"),
+        ("deployment/pos-api", "pos-api"),
+        ("inventory-service-prod", "inventory-service"),
+        ("pos-api.staging", "pos-api"),
+        ("plu-service.shop.svc.cluster.local", "plu-service"),
+        ("inventory-service-prod-5f7c9d8b4-x2k9q", "inventory-service"),
+        ("pos-api-7c9d-4kq2x", "pos-api"),
         # Names that only look like instances stay as they are.
         ("pos-api", "pos-api"),
         ("web-proxy", "web-proxy"),

@@ -1282,3 +1282,28 @@ def test_the_error_code_fields_own_words_are_no_phrase_of_its_family(chunks: Any
     assert ("phrase", "amount") not in {(h.kind, h.signal) for h in amount.confirmed}
     assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
     assert diagnosis.overruled_code == "POS-422-AMOUNT"
+
+
+def test_kubernetes_object_names_name_their_service(chunks: Any) -> None:
+    kubectl = {
+        "message": "kubectl logs output attached, customers see an error page",
+        "logs": [
+            "[pod/checkout-service-7b9d6f5c8-2xkqp/checkout] 2024-10-07T03:14:10Z ERROR Exception "
+            "on /checkout [POST]",
+            '[pod/checkout-service-7b9d6f5c8-2xkqp/checkout] File "/app/checkout_service.py", '
+            "line 88, in apply_discount -> ZeroDivisionError: division by zero",
+        ],
+    }
+    diagnosis = diagnose(kubectl, docs(chunks, ("CO-500", 0.56)), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and "service" in kinds(diagnosis.leading.confirmed)
+    event = {
+        "message": "Warning  Unhealthy  pod/inventory-service-7c8d9b6f5-tl2mx  Readiness probe "
+        "failed: HTTP probe failed with statuscode: 503",
+    }
+    diagnosis = diagnose(event, docs(chunks, ("INV-503", 0.55)), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "INV-503"
+    namespaced = {"message": "till checkout 500", "service": "pos/pos-api"}
+    diagnosis = diagnose(
+        namespaced, docs(chunks, ("POS-500-CHECKOUT", 0.48)), retrieval_low_confidence=False
+    )
+    assert not by_code(diagnosis.candidates)["POS-500-CHECKOUT"].contradicted

@@ -2,7 +2,10 @@
 
 Alerts and on-call engineers often name a pod or a rollout track instead of the service:
 ``inventory-service-5f7c9d8b4-x2k9q`` (a Deployment's pod: pod-template hash, then a random
-suffix), ``redis-0`` (a StatefulSet's ordinal), ``plu-service-canary`` (a rollout track).
+suffix), ``redis-0`` (a StatefulSet's ordinal), ``plu-service-canary`` (a rollout track); or
+qualify it with where it runs: ``shop/checkout-service`` (a namespace), ``pod/pos-api-…`` or
+``deployment/pos-api`` (a Kubernetes kind), ``inventory-service-prod`` or ``pos-api.staging``
+(an environment), ``plu-service.shop.svc.cluster.local`` (the cluster's DNS name).
 ``service_name`` reduces such a name to the service it belongs to, so that the knowledge base's
 ``Service:`` names and the diagnosis see ``inventory-service`` and ``plu-service``. Only those
 exact shapes are cut; spaces, underscores and CamelCase humps become hyphens, and any other
@@ -14,7 +17,19 @@ from __future__ import annotations
 import re
 
 #: ``-<pod-template hash>-<pod suffix>``: the hash holds a digit (names rarely end in one).
-POD_SUFFIX = r"-(?=[a-z0-9]*\d)[a-z0-9]{5,10}-[a-z0-9]{5}"
+POD_SUFFIX = r"-(?=[a-z0-9]*\d)[a-z0-9]{4,10}-[a-z0-9]{5}"
+#: Kubernetes kinds written before a name (``pod/…``, ``deploy/…``).
+KINDS = frozenset(
+    "pod pods deployment deployments deploy statefulset sts replicaset rs daemonset ds "
+    "service svc job cronjob".split()
+)
+#: The cluster's DNS name after a service: ``.shop.svc.cluster.local``, ``.shop.svc``.
+_CLUSTER_DNS = re.compile(r"\.[a-z0-9-]+\.svc(?:\.cluster\.local)?\.?$")
+#: Environments a name is deployed to: ``-prod``, ``.staging``.
+_ENVIRONMENT = re.compile(
+    r"[-_.](?:prod|production|prd|live|staging|stage|stg|dev|development|qa|test|uat|preprod"
+    r"|sandbox)$"
+)
 _POD_SUFFIX = re.compile(POD_SUFFIX + "$")
 #: A StatefulSet pod's ordinal.
 _ORDINAL = re.compile(r"-\d{1,3}$")
@@ -36,6 +51,12 @@ def service_name(raw: object) -> str | None:
     written = str(raw or "").strip()
     if not written:
         return None
+    # "shop/checkout-service", "pod/pos-api-…", "shop/deployment/pos-api": the last name.
+    parts = [p for p in written.split("/") if p.strip() and p.strip().lower() not in KINDS]
+    written = parts[-1].strip() if parts else written
     name = _SEPARATOR.sub("-", _CAMEL_HUMP.sub("-", written).lower()).strip("-")
+    name = _CLUSTER_DNS.sub("", name)
     reduced = _TRACK.sub("", _ORDINAL.sub("", _POD_SUFFIX.sub("", name)))
+    reduced = _ENVIRONMENT.sub("", reduced)
+    reduced = _TRACK.sub("", _ORDINAL.sub("", _POD_SUFFIX.sub("", reduced)))
     return reduced or name

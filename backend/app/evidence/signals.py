@@ -31,7 +31,7 @@ from http import HTTPStatus
 from typing import Any
 
 from app.evidence.injection import without_instructions
-from app.evidence.logs import serving_service
+from app.evidence.logs import services_in, serving_service
 from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import (
@@ -338,8 +338,17 @@ def identifiers(text: str) -> list[str]:
     return unique(m.group(0) for m in _IDENTIFIER_RE.finditer(text) if m.group(0) not in stems)
 
 
+#: Inequality as code and logs write it, read as the words a doc uses ("does not equal").
+_NOT_EQUAL_RE = re.compile(r"\s*(?:!=|≠|<>|=/=)\s*")
+
+
 def words(text: str) -> tuple[str, ...]:
-    """Lower-cased words with every number as ``#``: what phrases are matched on."""
+    """Lower-cased words with every number as ``#``: what phrases are matched on.
+
+    ``!=``, ``≠`` and ``<>`` read as "does not equal": "total 18.40 != sum of lines 18.39" is
+    the doc's "total 19.99 does not equal sum of lines 20.00".
+    """
+    text = _NOT_EQUAL_RE.sub(" does not equal ", text)
     return tuple("#" if w.isdigit() else w.lower() for w in _WORD_RE.findall(text))
 
 
@@ -451,6 +460,47 @@ def _is_weak(line: str) -> bool:
     return is_routine(line) or bool(RESOLVED_RE.search(line))
 
 
+#: A line saying a call went through after all: "200 after retry", "ok on retry", "after
+#: failover", "back under 300ms".
+RECOVERY_RE = re.compile(
+    r"\b(?:after|on) (?:a )?(?:retry|retries|retrying|failover|fail-over|reconnect\w*)\b"
+    r"|\bback (?:up|under|to normal|online)\b|\brecovered\b",
+    re.IGNORECASE,
+)
+#: What a line names as the system it called: an ``upstream=`` label or a hyphenated name.
+_SUBJECT_TOKEN_RE = re.compile(
+    r"\bupstream=\"?([\w.-]+)|(?<![\w/.=-])([a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b"
+)
+#: How many lines after a failure its recovery may come.
+RECOVERY_WINDOW = 3
+
+
+def recovered_lines(lines: Sequence[str]) -> set[int]:
+    """Positions (0-based) of log lines whose failure a line just after says went through.
+
+    "ERROR inventory-service 503 for stock badge, retrying" followed by "INFO
+    inventory-service 200 after retry": a transient failure the caller handled, as much as
+    one a line itself says was handled (``RESOLVED_RE``). The later line must say so in words
+    (a success status alone may be another request) and name a system the failing line
+    called; the service writing both lines (its label, prefix or the logger by the level) is
+    not it.
+    """
+
+    def called(line: str) -> set[str]:
+        writers = {w.lower() for w in services_in(line)}
+        return {a or b for a, b in _SUBJECT_TOKEN_RE.findall(line)} - writers
+
+    handled: set[int] = set()
+    for later, line in enumerate(lines):
+        if not RECOVERY_RE.search(line):
+            continue
+        names = called(line)
+        for earlier in range(max(0, later - RECOVERY_WINDOW), later):
+            if names & called(lines[earlier]):
+                handled.add(earlier)
+    return handled
+
+
 def incident_texts(
     incident: Mapping[str, Any], collected: Iterable[Mapping[str, Any]] = ()
 ) -> list[EvidenceText]:
@@ -486,12 +536,12 @@ def incident_texts(
             )
     logs = [str(line).rstrip() for line in incident.get("logs") or []]
     echoed = source_echo_lines(logs)
+    handled = recovered_lines(logs)
     for number, text in enumerate(logs, start=1):
         if text.strip():
             code = number - 1 in echoed
-            items.append(
-                EvidenceText(f"incident:log:{number}", text, LOG, _is_weak(text), source_code=code)
-            )
+            weak = _is_weak(text) or number - 1 in handled
+            items.append(EvidenceText(f"incident:log:{number}", text, LOG, weak, source_code=code))
     for number, note in enumerate(incident.get("reviewer_notes") or [], start=1):
         if str(note).strip():
             items.append(EvidenceText(f"incident:note:{number}", str(note).strip(), MESSAGE))

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from app.evidence.patterns import normal_code, unique
-from app.evidence.services import POD_SUFFIX, service_name
+from app.evidence.services import KINDS, POD_SUFFIX, service_name
 from app.evidence.signals import (
     CODE,
     CONDITION,
@@ -97,11 +97,20 @@ def merged_signals(group: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
 _NAME_CACHE: dict[str, re.Pattern[str]] = {}
 
 
+#: Right after a Kubernetes kind and its slash (``pod/``), a name is an object's name.
+_AFTER_KIND = "".join(rf"(?<=\b{kind}/)|" for kind in sorted(KINDS))
+
+
 def _name_re(name: str) -> re.Pattern[str]:
     pattern = _NAME_CACHE.get(name)
     if pattern is None:
-        # A Deployment's pod (``checkout-service-7c4d9-kq2mz``) names its service too.
-        pattern = re.compile(rf"(?<![a-z0-9_./-]){re.escape(name)}(?:{POD_SUFFIX})?(?![a-z0-9_/-])")
+        # A Deployment's pod (``checkout-service-7c4d9-kq2mz``) names its service too, and so
+        # does a Kubernetes object reference (``pod/…``, ``deployment/…``; ``kubectl logs``
+        # prefixes ``[pod/<pod>/<container>]``), where a path segment does not.
+        pattern = re.compile(
+            rf"(?:{_AFTER_KIND}(?<![a-z0-9_./-])){re.escape(name)}(?:{POD_SUFFIX})?"
+            r"(?:(?![a-z0-9_/-])|(?=/[a-z0-9_-]+\]))"
+        )
         _NAME_CACHE[name] = pattern
     return pattern
 
