@@ -178,3 +178,19 @@ def test_a_quote_with_a_contradicting_code_or_shared_by_another_doc_is_scored(
 def test_a_short_repeated_fragment_is_not_a_quote(embedder: MiniLmEmbedder) -> None:
     checker = CitationChecker(CountingEmbedder(embedder))  # type: ignore[arg-type]
     assert not checker.check("The checkout returned 500 after a deploy", "500").quoted
+
+
+def test_an_abstention_names_the_service_as_written_with_its_field_cited(
+    checker: CitationChecker,
+) -> None:
+    from app.rca.extractive import insufficient_rca
+
+    from tests.rca.helpers import make_input
+
+    incident = {"message": "loyalty-service pods crashlooping", "service": "crm/loyalty-service"}
+    rca = insufficient_rca(make_input(incident, docs=[], low_confidence=True)).model_dump()
+    checked, _ = check_rca(rca, [], incident, checker)
+    claims = [c for h in checked["hypotheses"] for c in h["claims"]]
+    reported = next(c for c in claims if "reported:" in c["text"])
+    assert reported["supported"] is True
+    assert {e["id"] for e in reported["evidence"]} >= {"incident:service"}
