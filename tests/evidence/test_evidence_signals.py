@@ -53,6 +53,9 @@ def test_statuses_as_logs_phrases_and_bare_numbers() -> None:
     assert statuses("429s from the psp") == [429]
     assert statuses("seeing 502 errors at the gateway") == [502]
     assert statuses("retry after 500s, took 400s to finish") == []  # durations
+    # An access log's byte count after the status is a size.
+    assert statuses('10.1.2.7 "POST /pos/v1/sales HTTP/1.1" 201 422 "-" "till/4.3"') == []
+    assert statuses('10.8.3.7 "POST /checkout HTTP/1.1" 500 141') == [500]
 
 
 def test_reason_phrases_count_only_when_written_as_statuses() -> None:
@@ -255,6 +258,11 @@ def test_failure_conditions_of_the_platform() -> None:
     )
     assert failure_conditions("blast chiller on line 3 shows controller error E07") == equipment
     assert failure_conditions("warehouse robots stopped, controller returns 503") == []
+    assert failure_conditions("3-D Secure challenge page blank in Safari") == blank
+    assert failure_conditions("Refused to frame 'https://acs.bank.example/'") == blank
+    assert failure_conditions("prices on tills wrong after catalogue sync") == ["wrong data"]
+    assert failure_conditions("prices not showing at the tills") == []
+    assert failure_conditions("contactless loops on 'PIN required'") == ["issuer decline"]
     observed = observe_incident({"message": "ok", "logs": ["INFO disk full check skipped"]})
     assert [o.weak for o in observed.of("condition")] == [True]
 

@@ -183,9 +183,9 @@ def test_a_short_repeated_fragment_is_not_a_quote(embedder: MiniLmEmbedder) -> N
 def test_an_abstention_names_the_service_as_written_with_its_field_cited(
     checker: CitationChecker,
 ) -> None:
-    from app.rca.extractive import insufficient_rca
-
     from tests.rca.helpers import make_input
+
+    from app.rca.extractive import insufficient_rca
 
     incident = {"message": "loyalty-service pods crashlooping", "service": "crm/loyalty-service"}
     rca = insufficient_rca(make_input(incident, docs=[], low_confidence=True)).model_dump()

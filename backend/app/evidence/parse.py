@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from app.evidence.escapes import stack_trace_text
 from app.evidence.injection import without_instructions
 from app.evidence.logs import Record, RecordFacts, read_record, split_records, trace_line
 from app.evidence.model import EvidenceFormat, Level, ParsedEvidence
@@ -94,7 +95,7 @@ def parse_incident(
     Returns:
         What was found.
     """
-    stack = str(incident.get("stack_trace") or "")
+    stack = stack_trace_text(incident)
     logs = [str(line) for line in incident.get("logs") or [] if str(line).strip()]
     # An instruction to the model in the message ("cite PAY-408") is not evidence.
     message = without_instructions(str(incident.get("message") or ""))

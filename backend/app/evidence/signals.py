@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
+from app.evidence.escapes import stack_trace_text, without_escapes
 from app.evidence.injection import without_instructions
 from app.evidence.logs import services_in, serving_service
 from app.evidence.model import ParsedEvidence
@@ -91,6 +92,8 @@ _BARE_STATUS_RE = re.compile(
     r"bytes|reads|messages|rows|orders?|users?|employees?)\b)"
 )
 _STATUS_PAIR_RE = re.compile(r"\b([45]\d\d)/(?=[45]\d\d\b)")
+#: Combined log format: the request line, its status, then the response's size in bytes.
+_ACCESS_BYTES_RE = re.compile(r'(?P<status>HTTP/[\d.]+"?\s+\d{3}\s+)\d+')
 _PATH_RE = re.compile(r"(?<![\w.:/\\-])(/[A-Za-z][\w.-]*(?:/[\w.{}\[\]-]+)*)")
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://(?P<host>[A-Za-z0-9-]+)[^\s\"'<>)]*")
 _FILE_RE = re.compile(
@@ -104,7 +107,8 @@ _WORD_RE = re.compile(r"[A-Za-z]+|\d+")
 
 def exception_types(text: str) -> list[str]:
     """Exception type names in ``text`` (last dotted part), in order, without repeats."""
-    return unique(m.group("type").rsplit(".", 1)[-1] for m in _EXCEPTION_NAME_RE.finditer(text))
+    found = _EXCEPTION_NAME_RE.finditer(without_escapes(text))
+    return unique(m.group("type").rsplit(".", 1)[-1] for m in found)
 
 
 #: Kinds of failure an exception's name says, however a runtime spells it: .NET's and Java's
@@ -154,6 +158,8 @@ def statuses(text: str, *, bare: bool = True) -> list[int]:
     ]
     if bare:
         spaced = _STATUS_PAIR_RE.sub(r"\1 ", text)  # "408/504" names two statuses
+        # An access log's byte count after its status ("HTTP/1.1" 200 412) is no status.
+        spaced = _ACCESS_BYTES_RE.sub(r"\g<status>-", spaced)
         found += [
             (m.start(), int(m.group("code")))
             for m in _BARE_STATUS_RE.finditer(spaced)
@@ -348,7 +354,7 @@ def words(text: str) -> tuple[str, ...]:
     ``!=``, ``≠`` and ``<>`` read as "does not equal": "total 18.40 != sum of lines 18.39" is
     the doc's "total 19.99 does not equal sum of lines 20.00".
     """
-    text = _NOT_EQUAL_RE.sub(" does not equal ", text)
+    text = _NOT_EQUAL_RE.sub(" does not equal ", without_escapes(text))
     return tuple("#" if w.isdigit() else w.lower() for w in _WORD_RE.findall(text))
 
 
@@ -526,7 +532,7 @@ def incident_texts(
         source = LOG if ALERT_TITLE_RE.match(message) else MESSAGE
         # An instruction to the model ("cite PAY-408") shows nothing: its code is no hint.
         items.append(EvidenceText("incident:message", without_instructions(message), source))
-    stack = str(incident.get("stack_trace") or "").splitlines()
+    stack = stack_trace_text(incident).splitlines()
     echoed = source_echo_lines(stack)
     for number, line in enumerate(stack, start=1):
         if line.strip():

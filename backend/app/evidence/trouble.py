@@ -45,7 +45,9 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         # One browser draws a page wrong: the servers answer, the page does not render.
         "browser rendering": r"\b(?:renders?|rendering|displays?|shows?) (?:a )?blank\b[^.\n]{0,40}"
         r"\b(?:in|on) (?:safari|chrome|firefox|edge|ios|android)\b"
-        r"|\biframe\b[^.\n]{0,30}\b(?:blank|empty|not (?:load|render)\w*)\b",
+        r"|\biframe\b[^.\n]{0,30}\b(?:blank|empty|not (?:load|render)\w*)\b"
+        r"|\bblank\b[^.\n]{0,30}\b(?:in|on) (?:safari|chrome|firefox|edge|ios|android)\b"
+        r"|\bcontent security policy\b|\brefused to (?:frame|load|connect)\b",
         # The same message delivered again and again: the notifier, not the service it tells of.
         "duplicate delivery": r"\bduplicate (?:alerts?|alarms?|notifications?|messages?|e-?mails?"
         r"|pages?|sms)\b|\b(?:alerts?|alarms?|notifications?|messages?|e-?mails?) "
@@ -78,13 +80,15 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         r"|\bdoors? (?:was |were |is |are |been )?(?:left )?(?:open|ajar)\b",
         # The card issuer said no, which is the payment working: "insufficient funds".
         "issuer decline": r"\binsufficient funds\b|\bdo not honou?r\b"
-        r"|\b(?:invalid|wrong|incorrect) (?:cvv|cvc|pin)\b|\b(?:lost|stolen) card\b",
+        r"|\b(?:invalid|wrong|incorrect) (?:cvv|cvc|pin)\b|\b(?:lost|stolen) card\b"
+        r"|\bpin required\b|\bSCA_REQUIRED\b|\bstrong customer authentication\b",
         # Data a service serves that is wrong, not a service that fails: "last week's prices".
         "wrong data": r"\b(?:wrong|incorrect|outdated|stale|old|last (?:week|month)'?s?"
         r"|yesterday'?s?)\s+(?:[\w-]+\s+){0,2}?(?:prices?|promos?|promotions?|counts?"
         r"|stock levels?|readings?|symbols?|labels?|translations?)\b"
         r"|\b(?:prices?|counts?|stock levels?|readings?|values?|temps?|temperatures?|units?)"
-        r" (?:are |is |were |was |looks? )?(?:wrong|incorrect|outdated|stale)\b",
+        r"(?: (?:on|at|in|for|of) (?:the )?[\w-]+)? (?:are |is |were |was |looks? )?"
+        r"(?:wrong|incorrect|outdated|stale)\b",
     }.items()
 }
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from app.evidence.escapes import stack_trace_text
 from app.evidence.injection import without_instructions
 from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
@@ -97,8 +98,8 @@ def incident_query(incident: Mapping[str, Any], max_chars: int = 2000) -> str:
     head = retrieval_query(incident)
     if head:
         parts.append(head)
-    stack = incident.get("stack_trace")
-    if stack and str(stack).strip():
+    stack = stack_trace_text(incident)
+    if stack.strip():
         parts.append(str(stack).strip())
     logs = incident.get("logs")
     if isinstance(logs, list | tuple):

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from app.evidence.escapes import stack_trace_text
 from app.rca.base import EvidenceItem
 
 #: Structured incident fields that are citable evidence, in this order.
@@ -39,7 +40,7 @@ def incident_evidence(incident: dict[str, Any]) -> list[EvidenceItem]:
     message = str(incident.get("message") or "").strip()
     if message:
         items.append(EvidenceItem("incident:message", message, "incident"))
-    stack = str(incident.get("stack_trace") or "")
+    stack = stack_trace_text(incident)
     for number, line in enumerate(stack.splitlines(), start=1):
         if line.strip():
             items.append(EvidenceItem(f"incident:stack:{number}", line.rstrip(), "incident"))
