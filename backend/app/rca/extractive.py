@@ -73,11 +73,20 @@ def insufficient_rca(data: RcaInput, diagnosis: Diagnosis | None = None) -> Rca:
     if any(e.id == "incident:message" for e in data.incident_evidence) and any(
         ch.isalnum() for ch in message
     ):
-        evidence = [Citation(id="incident:message", quote=clip(message))]
-        if any(e.id == "incident:service" for e in data.incident_evidence):
-            # The service as written ("crm/loyalty-service") is the field's, not the message's.
-            evidence.append(Citation(id="incident:service", quote=clip(str(service))))
-        claims.append(Claim(text=f"{service} reported: {clip(message)}", evidence=evidence))
+        claims.append(
+            Claim(
+                text=f"The incident reports: {clip(message)}",
+                evidence=[Citation(id="incident:message", quote=clip(message))],
+            )
+        )
+    if any(e.id == "incident:service" for e in data.incident_evidence):
+        # The service as written ("crm/loyalty-service") is the field's words, not the message's.
+        claims.append(
+            Claim(
+                text=f"The incident shows service {service}: {clip(str(service))}",
+                evidence=[Citation(id="incident:service", quote=clip(str(service)))],
+            )
+        )
     location = failure_location(data.incident_evidence)
     if location:
         frame, exception = location
