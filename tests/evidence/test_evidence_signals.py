@@ -397,6 +397,12 @@ def test_a_failure_a_later_line_says_went_through_is_handled() -> None:
         'level=info svc=pos-api msg="card auth ok on retry" upstream=pos-card-gateway status=200',
     ]
     assert recovered_lines(logs) == {0, 3}
+    # A line about retrying names what it calls, even where a logger would stand.
+    retried = [
+        "ERROR inventory-service 503 for stock badge, retrying",
+        "INFO  inventory-service 200 after retry",
+    ]
+    assert recovered_lines(retried) == {0}
     # The service writing both lines is not what recovered, nor is a success with no words.
     same_writer = [
         "ERROR pos-api POST /pos/v1/sales 422 quantity must be > 0",

@@ -477,6 +477,13 @@ RECOVERY_RE = re.compile(
 _SUBJECT_TOKEN_RE = re.compile(
     r"\bupstream=\"?([\w.-]+)|(?<![\w/.=-])([a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b"
 )
+#: A line that speaks of retrying a call.
+_RETRY_RE = re.compile(r"\bretr(?:y|ying|ies|ied)\b", re.IGNORECASE)
+#: A line's writer named by a label (``svc=pos-api``) or a bracketed prefix (``[pos-api]``).
+_LABELLED_WRITER_RE = re.compile(
+    r"\b(?:svc|service|service\.name|app|component|logger)\s*[=:]\s*\"?([\w.-]+)"
+    r"|^\s*\[(?:pod/)?([\w.-]+)"
+)
 #: How many lines after a failure its recovery may come.
 RECOVERY_WINDOW = 3
 
@@ -493,8 +500,14 @@ def recovered_lines(lines: Sequence[str]) -> set[int]:
     """
 
     def called(line: str) -> set[str]:
-        writers = {w.lower() for w in services_in(line)}
-        return {a or b for a, b in _SUBJECT_TOKEN_RE.findall(line)} - writers
+        # A line about retrying is a caller's about the system it names, even by the level
+        # ("ERROR inventory-service 503 …, retrying"); only a label or prefix is its writer.
+        if _RETRY_RE.search(line):
+            writers = {a or b for a, b in _LABELLED_WRITER_RE.findall(line)}
+        else:
+            writers = set(services_in(line))
+        found = {a or b for a, b in _SUBJECT_TOKEN_RE.findall(line)}
+        return found - {w.lower() for w in writers}
 
     handled: set[int] = set()
     for later, line in enumerate(lines):
