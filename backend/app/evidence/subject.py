@@ -28,7 +28,10 @@ THIRD_PARTY_SYSTEMS = frozenset(
     "rabbitmq elasticsearch opensearch airflow jupyter pandas snowflake bigquery tableau looker "
     "wordpress moodle citrix shopify magento woocommerce hubspot mailchimp sendgrid twilio teams "
     "gmail office365 dropbox notion trello asana docusign vault consul terraform ansible "
-    "cloudflare akamai fastly".split()
+    "cloudflare akamai fastly "
+    # Kinds of system a retail estate runs beside the ones the knowledge base covers: "the WMS",
+    # "BMS web UI", "payroll portal", "intranet app" name where the trouble is as well.
+    "wms erp crm bms hris cms lms edi sftp smtp intranet payroll helpdesk".split()
 )
 
 #: Where a phrase ends: punctuation that closes a clause or opens an aside.
