@@ -97,19 +97,21 @@ def merged_signals(group: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
 _NAME_CACHE: dict[str, re.Pattern[str]] = {}
 
 
-#: Right after a Kubernetes kind and its slash (``pod/``), a name is an object's name.
-_AFTER_KIND = "".join(rf"(?<=\b{kind}/)|" for kind in sorted(KINDS))
-
-
 def _name_re(name: str) -> re.Pattern[str]:
     pattern = _NAME_CACHE.get(name)
     if pattern is None:
         # A Deployment's pod (``checkout-service-7c4d9-kq2mz``) names its service too, and so
         # does a Kubernetes object reference (``pod/…``, ``deployment/…``; ``kubectl logs``
         # prefixes ``[pod/<pod>/<container>]``), where a path segment does not.
+        # The name comes first so the engine scans for it as a literal; what stands before it
+        # is checked once it is found (each lookbehind has a fixed width: the name's own).
+        literal = re.escape(name)
+        before = "|".join(
+            [rf"(?<=(?<![a-z0-9_./-]){literal})"]
+            + [rf"(?<=\b{kind}/{literal})" for kind in sorted(KINDS)]
+        )
         pattern = re.compile(
-            rf"(?:{_AFTER_KIND}(?<![a-z0-9_./-])){re.escape(name)}(?:{POD_SUFFIX})?"
-            r"(?:(?![a-z0-9_/-])|(?=/[a-z0-9_-]+\]))"
+            rf"{literal}(?:{before})(?:{POD_SUFFIX})?(?:(?![a-z0-9_/-])|(?=/[a-z0-9_-]+\]))"
         )
         _NAME_CACHE[name] = pattern
     return pattern
