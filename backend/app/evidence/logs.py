@@ -358,7 +358,11 @@ def _level_from_name(name: str) -> Level:
 
 def serving_service(line: str) -> str | None:
     """The service an access-log line says served the request ("edi-gateway POST /asn 422")."""
-    access = _ACCESS_LINE_RE.match(LEADING_TIMESTAMP_RE.sub("", line))
+    return _served(LEADING_TIMESTAMP_RE.sub("", line))
+
+
+def _served(text: str) -> str | None:
+    access = _ACCESS_LINE_RE.match(text)
     return access["name"] if access else None
 
 
@@ -371,7 +375,7 @@ def services_in(line: str) -> list[str]:
     found = [m["name"] for pattern in _SERVICE_RES for m in pattern.finditer(line)]
     # A logger name right before or after the level: "pos-api ERROR …", "ERROR payment-client …".
     text = LEADING_TIMESTAMP_RE.sub("", line)
-    served = serving_service(line)
+    served = _served(text)
     if served:
         found.append(served)
     level = LEVEL_RE.search(text[:80])

@@ -39,6 +39,8 @@ _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATOR = re.compile(r"[\s_]+")
 #: Rollout tracks that run the same service side by side.
 _TRACK = re.compile(r"[-_.](?:canary|stable|primary|baseline|blue|green|preview)$")
+#: What an instance or a deployment adds behind a service's name, cut in this order.
+_INSTANCE_SUFFIXES = (_POD_SUFFIX, _ORDINAL, _TRACK, _ENVIRONMENT)
 
 
 def service_name(raw: object) -> str | None:
@@ -56,7 +58,9 @@ def service_name(raw: object) -> str | None:
     written = parts[-1].strip() if parts else written
     name = _SEPARATOR.sub("-", _CAMEL_HUMP.sub("-", written).lower()).strip("-")
     name = _CLUSTER_DNS.sub("", name)
-    reduced = _TRACK.sub("", _ORDINAL.sub("", _POD_SUFFIX.sub("", name)))
-    reduced = _ENVIRONMENT.sub("", reduced)
-    reduced = _TRACK.sub("", _ORDINAL.sub("", _POD_SUFFIX.sub("", reduced)))
+    # "inventory-service-prod-5f7c9d8b4-x2k9q": the pod, then the environment.
+    reduced = name
+    for _ in range(2):
+        for suffix in _INSTANCE_SUFFIXES:
+            reduced = suffix.sub("", reduced)
     return reduced or name

@@ -651,10 +651,11 @@ def observe_incident(
         # No levelled record to read it from: the one service that served the requests
         # answered with an error status ("edi-gateway POST /asn 422 {…}"), never a client
         # logging its call to another ("inventory-client GET http://inventory-svc/… -> 503").
+        with_status = {o.evidence_id for o in observations if o.kind == STATUS}
         failing = unique(
             name
             for i in records
-            if statuses(i.text) and (name := service_name(serving_service(i.text)))
+            if i.id in with_status and (name := service_name(serving_service(i.text)))
         )
         inferred = failing[0] if len(failing) == 1 else None
     workloads = unique(n for i in records for n in workload_names(i.text))

@@ -212,6 +212,13 @@ class MatchContext:
             if (g[0].get("metadata") or {}).get("error_code")
         }
         self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
+        # The kind of failure each exception seen says, by its name or its message: the same
+        # for every candidate, so read once.
+        texts = {i.id: i.text for i in observed.items}
+        self.exception_kinds: dict[Observation, str | None] = {
+            o: exception_kind_in(texts.get(o.evidence_id, ""), o.value)
+            for o in observed.of(EXCEPTION)
+        }
         # With no ``service`` field, the causal log record's own service (or else the one
         # system the records name: ``container=recommender``, ``host: "wiki.corp"``) speaks
         # for the incident -- but only when the evidence names no service the candidates know.
@@ -418,11 +425,10 @@ def weigh_set(
         # Another runtime's name for the same failure ("TimeoutException" for a doc's
         # "ReadTimeout") confirms it, named as seen.
         kinds = {exception_kind(e) for e in expected} - {None}
-        texts = {i.id: i.text for i in ctx.observed.items}
-        said = {id(o): exception_kind_in(texts.get(o.evidence_id, ""), o.value) for o in seen}
-        alike = [o for o in seen if o not in matched and said[id(o)] in kinds]
+        said = ctx.exception_kinds
+        alike = [o for o in seen if o not in matched and said[o] in kinds]
         for value in unique(o.value for o in alike):
-            failure = next(said[id(o)] for o in alike if o.value == value)
+            failure = next(said[o] for o in alike if o.value == value)
             named = ", ".join(e for e in expected if exception_kind(e) == failure)
             why = f"{value} is the same kind of failure as {named}"
             cand.confirmed.append(_hit(kind, value, [o for o in alike if o.value == value], why))
