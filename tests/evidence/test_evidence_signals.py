@@ -349,6 +349,30 @@ def test_an_exception_name_says_its_kind_of_failure() -> None:
     assert exception_kind("ReadTimeoutError") == "timeout"
     assert exception_kind("TimeoutError") == "timeout"
     assert exception_kind("ZeroDivisionError") is None
+    assert exception_kind("NullPointerException") == "fault"
+    assert exception_kind("NoMethodError") == "fault"
+    assert exception_kind("AttributeError") == "fault"
+    assert exception_kind("ValueError") is None
+
+
+def test_a_type_error_is_a_fault_only_where_its_message_says_so() -> None:
+    from app.evidence.signals import exception_kind_in
+
+    node = "TypeError: Cannot read properties of undefined (reading 'tender')"
+    assert exception_kind_in(node, "TypeError") == "fault"
+    assert exception_kind_in("TypeError: fetch failed", "TypeError") is None
+
+
+def test_the_code_a_fault_names_is_not_the_failures_words() -> None:
+    from app.evidence.signals import without_fault_members
+
+    ruby = "NoMethodError: undefined method `amount' for nil:NilClass"
+    assert "amount" not in words(without_fault_members(ruby))
+    assert "lines" not in words(without_fault_members("KeyError: 'lines'"))
+    python = "AttributeError: 'NoneType' object has no attribute 'quantity'"
+    assert "quantity" not in words(without_fault_members(python))
+    body = "422 Unprocessable Entity: quantity must be greater than 0"
+    assert without_fault_members(body) == body
 
 
 def test_a_wrapper_exception_says_its_kind_in_its_message() -> None:

@@ -1201,6 +1201,21 @@ def test_a_client_librarys_timeout_is_the_timeout_familys_exception(chunks: Any)
     assert "exception" in kinds(diagnosis.leading.confirmed)
 
 
+def test_another_runtimes_programming_fault_is_the_till_checkouts_crash(chunks: Any) -> None:
+    incident = {
+        "message": "till checkout 500",
+        "service": "pos-api",
+        "stack_trace": "NoMethodError: undefined method `amount' for nil:NilClass\n"
+        "  app/services/pos/checkout_service.rb:88:in `complete'",
+    }
+    pairs = [("POS-500-CHECKOUT", 0.56), ("POS-422-AMOUNT", 0.48), ("POS-422-QTY", 0.47)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-500-CHECKOUT"
+    assert "exception" in kinds(diagnosis.leading.confirmed)
+    amount = next(c for c in diagnosis.candidates if c.key == "POS-422-AMOUNT")
+    assert "phrase" not in kinds(amount.confirmed)
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "

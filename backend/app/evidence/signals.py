@@ -114,14 +114,43 @@ def exception_types(text: str) -> list[str]:
 #: Kinds of failure an exception's name says, however a runtime spells it: .NET's and Java's
 #: ``TimeoutException``, Python's ``TimeoutError``, requests' ``ReadTimeout``, urllib3's
 #: ``ReadTimeoutError`` and Java's ``SocketTimeoutException`` all say "no answer in time".
+#: A ``fault`` is a programming fault: code used a value that was not there (a null or nil
+#: dereference, a missing key, attribute or method, a bad index or cast), however the runtime
+#: names it. A ``TypeError`` is one only where its message says so: ``TypeError: fetch
+#: failed`` is a network error.
 EXCEPTION_KINDS: dict[str, re.Pattern[str]] = {
     "timeout": re.compile(r"time[ds]?_?out|deadline exceeded", re.IGNORECASE),
+    "fault": re.compile(
+        r"Null(?:Pointer|Reference)|NilClass|KeyError|AttributeError|NoMethodError|IndexError"
+        r"|IndexOutOfRange|OutOfBounds|UnboundLocalError|NameError|ClassCast|InvalidCast"
+        r"|undefined method|nil pointer dereference|has no attribute|'NoneType' object"
+        r"|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function",
+        re.IGNORECASE,
+    ),
 }
 
 
 def exception_kind(name: str) -> str | None:
     """The kind of failure an exception type's name says (``EXCEPTION_KINDS``), if any."""
     return next((kind for kind, pattern in EXCEPTION_KINDS.items() if pattern.search(name)), None)
+
+
+#: A fault's message naming the code that broke: ``undefined method `amount' for nil``, ``has
+#: no attribute 'lines'``, ``KeyError: 'total'``, ``(reading 'amount')``.
+_FAULT_MEMBER_RE = re.compile(
+    r"(?P<lead>undefined (?:local variable or )?method|has no attribute|KeyError:"
+    r"|\(reading|undefined (?:index|property|array key):?)\s*[`'\"](?P<name>[\w.$]+)[`'\"]",
+    re.IGNORECASE,
+)
+
+
+def without_fault_members(text: str) -> str:
+    """``text`` without the names a fault's message gives of the code that broke.
+
+    The name is code, not what failed: "undefined method `amount' for nil:NilClass" in the
+    till's checkout is a crash, not the amount family's mismatch.
+    """
+    return _FAULT_MEMBER_RE.sub(r"\g<lead> ?", text)
 
 
 def exception_kind_in(text: str, name: str) -> str | None:
@@ -572,7 +601,10 @@ def incident_texts(
         if text and item.get("id"):
             items.append(EvidenceText(str(item["id"]), text, COLLECTED, weak))
     return [
-        EvidenceText(i.id, i.text, i.source, i.weak, words(i.text), i.source_code) for i in items
+        EvidenceText(
+            i.id, i.text, i.source, i.weak, words(without_fault_members(i.text)), i.source_code
+        )
+        for i in items
     ]
 
 
