@@ -20,6 +20,7 @@ from app.evidence.signals import (
     files,
     identifiers,
     incident_texts,
+    is_routine,
     item_shows_trouble,
     observe_incident,
     path_matches,
@@ -448,3 +449,49 @@ def test_inequality_signs_read_as_words() -> None:
         words("total 19.99 does not equal sum of lines 20.00"),
     )
     assert words("a ≠ b") == ("a", "does", "not", "equal", "b")
+
+
+@pytest.mark.parametrize(
+    ("line", "routine"),
+    [
+        ("pos-api debug: sum(lines.amount)=12.40 total=12.40", True),
+        ("2026-12-01T02:11:09Z pos-api info: till 2 opened", True),
+        ("chiller-monitor: fatal: unhandled exception, process exiting", False),
+        ("sale 12 failed with an info: banner shown", False),
+    ],
+)
+def test_a_lower_case_level_with_a_colon_near_the_start_is_the_lines_level(
+    line: str, routine: bool
+) -> None:
+    assert is_routine(line) is routine
+
+
+def test_a_code_the_reporter_denies_or_calls_past_is_no_hint() -> None:
+    from app.evidence.signals import dismissed
+
+    assert dismissed("This is NOT POS-422-AMOUNT, the totals are right", "POS-422-AMOUNT")
+    assert dismissed("Last week's CH-502 (monitor crash) is fixed. Today: AC alarm", "CH-502")
+    assert dismissed("PAY-408 was resolved on Monday; now tills are slow", "PAY-408")
+    assert not dismissed("could this be INV-503 again?", "INV-503")
+    assert not dismissed("CO-500 again, not PAY-408", "CO-500")
+    observed = observe_incident({"message": "not CO-500: web payments hang then 504"})
+    assert not observed.of(CODE)
+
+
+def test_a_code_is_no_phrase_words() -> None:
+    observed = observe_incident({"message": "this is NOT POS-422-AMOUNT"})
+    assert "amount" not in observed.items[0].words
+
+
+def test_what_a_request_carried_is_not_what_it_says_failed() -> None:
+    from app.evidence.signals import said_words
+
+    fields = {"quantity", "lines", "amount", "total"}
+    request = said_words("POST /sales store=7 total=12.40 lines=3 -> 422", fields)
+    assert "total" not in request and "lines" not in request
+    body = said_words('{"tenders":[{"type":"cash","amount":23.10}]}', fields)
+    assert "amount" not in body
+    assert "lines" not in said_words("lines[3].quantity 12012 exceeds limit 999", fields)
+    assert "lines" not in said_words("sale.lines[4].qty: 1200 exceeds limit 99", fields)
+    assert "lines" in said_words("lines[2].plu is required", fields)
+    assert "lines" in said_words('{"field":"lines","message":"expected array"}', fields)

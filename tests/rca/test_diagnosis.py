@@ -1216,6 +1216,36 @@ def test_another_runtimes_programming_fault_is_the_till_checkouts_crash(chunks: 
     assert "phrase" not in kinds(amount.confirmed)
 
 
+def test_the_field_the_error_names_tells_three_422_families_apart(chunks: Any) -> None:
+    incident = {
+        "message": "store 0112 sales not going through",
+        "logs": [
+            'POST https://pos-api.stores.internal/sales body={"store":"0112","total":23.10,'
+            '"tenders":[{"type":"cash","amount":23.10}]}',
+            '<- 422 {"error":"Unprocessable Entity","message":"lines is required"}',
+        ],
+    }
+    pairs = [("POS-422-AMOUNT", 0.60), ("POS-422-QTY", 0.57), ("POS-422-LINES", 0.57)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-LINES"
+
+
+def test_the_records_naming_a_field_beat_the_reporters_guess_at_another(chunks: Any) -> None:
+    incident = {
+        "message": "totals not matching again? probably the amount thing",
+        "service": "pos-api",
+        "logs": [
+            "pos-api POST /sales store=33 till=1 lines=4 total=23.96 -> 422",
+            "pos-api validation: lines[3].quantity 12012 exceeds per-line limit 999",
+        ],
+    }
+    pairs = [("POS-422-AMOUNT", 0.76), ("POS-422-QTY", 0.76), ("POS-422-LINES", 0.65)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
+    lines = by_code(diagnosis.candidates)["POS-422-LINES"]
+    assert all(h.weak for h in lines.confirmed if h.kind == "phrase")
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "

@@ -36,8 +36,11 @@ WARN_LEVELS = frozenset({"WARN", "WARNING"})
 INFO_LEVELS = frozenset({"INFO", "NOTICE", "DEBUG", "TRACE", "FINE", "FINER", "FINEST"})
 _ALL_LEVELS = "|".join(sorted(ERROR_LEVELS | WARN_LEVELS | INFO_LEVELS, key=len, reverse=True))
 LEVEL_RE = re.compile(rf"(?<![\w-])(?P<level>{_ALL_LEVELS})(?![\w-])")
+#: A level written in lower case: bracketed, as a field, or as a word with a colon among the
+#: line's first few words (``pos-api debug: sum ok``, ``chiller-monitor: fatal: exiting``).
 LEVEL_LOWER_RE = re.compile(
-    rf"(?:\[|\blevel=|\bseverity=|\blvl=)\"?(?P<level>(?i:{_ALL_LEVELS}))(?![\w-])"
+    rf"(?:\[|\blevel=|\bseverity=|\blvl=|^(?:\S+\s+){{0,3}}(?=(?i:{_ALL_LEVELS}):\s))"
+    rf"\"?(?P<level>(?i:{_ALL_LEVELS}))(?![\w-])"
 )
 
 _TIMESTAMP_PATTERNS = (
@@ -122,6 +125,13 @@ def find_error_codes(text: str, patterns: Sequence[str] = DEFAULT_ERROR_CODE_PAT
     for pattern in compile_code_patterns(tuple(patterns)):
         found.extend((m.start(), m.group(0)) for m in pattern.finditer(text))
     return unique(code for _, code in sorted(found))
+
+
+def without_codes(text: str, patterns: Sequence[str] = DEFAULT_ERROR_CODE_PATTERNS) -> str:
+    """``text`` with its error codes left out: a code is matched as a code, not as words."""
+    for pattern in compile_code_patterns(tuple(patterns)):
+        text = pattern.sub(" ", text)
+    return text
 
 
 def find_http_statuses(text: str) -> list[int]:

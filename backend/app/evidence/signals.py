@@ -25,7 +25,7 @@ read like the message: prose) or a collected item's id. A log line at INFO level
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -46,6 +46,7 @@ from app.evidence.patterns import (
     find_http_statuses,
     normal_code,
     unique,
+    without_codes,
 )
 from app.evidence.python_trace import source_echo_lines
 from app.evidence.services import service_name
@@ -377,6 +378,17 @@ def identifiers(text: str) -> list[str]:
 _NOT_EQUAL_RE = re.compile(r"\s*(?:!=|≠|<>|=/=)\s*")
 
 
+#: An indexed field path: ``lines[3].quantity`` (the container, its index, the field).
+_FIELD_PATH_RE = re.compile(r"\b(?P<container>[A-Za-z_]\w*)\[\d+\]\.(?P<field>[A-Za-z_]\w*)")
+#: A data field's name with a plain value (a number, a list, an object, a truth value):
+#: ``total=12.40``, ``lines=4``, ``"amount": 23.10``, ``quantity_ok=true``.
+_DATA_KEY_RE = re.compile(
+    r"(?<![\w.\-])(?:\"[A-Za-z_][\w.]*\"\s*:|[A-Za-z_][\w.()\[\]]*=(?!=))"
+    r"(?=\s*(?:-?\d|\[|\{|true\b|false\b|null\b))",
+    re.IGNORECASE,
+)
+
+
 def words(text: str) -> tuple[str, ...]:
     """Lower-cased words with every number as ``#``: what phrases are matched on.
 
@@ -601,11 +613,63 @@ def incident_texts(
         if text and item.get("id"):
             items.append(EvidenceText(str(item["id"]), text, COLLECTED, weak))
     return [
-        EvidenceText(
-            i.id, i.text, i.source, i.weak, words(without_fault_members(i.text)), i.source_code
-        )
+        EvidenceText(i.id, i.text, i.source, i.weak, _phrase_words(i.text), i.source_code)
         for i in items
     ]
+
+
+def _phrase_words(text: str) -> tuple[str, ...]:
+    """The words of an incident's piece that phrases are matched on.
+
+    Neither an error code ("this is NOT POS-422-AMOUNT": its words are the code's, matched as
+    a code) nor the code a fault names (``without_fault_members``) is the failure's words.
+    """
+    return words(without_fault_members(without_codes(text)))
+
+
+#: A field's short name in code: ``lines[4].qty`` is the quantity.
+_SHORT_FIELD_NAMES = {"qty": "quantity", "amt": "amount"}
+
+
+def said_words(text: str, fields: Set[str]) -> tuple[str, ...]:
+    """The words a piece says about what failed, leaving out the names of what it carried.
+
+    A data field's name with a plain value (``total=12.40`` in a request line) is what the
+    request carried, not what failed; nor is an indexed path's container when the field after
+    it is one a family's error body names (``fields``): ``lines[3].quantity exceeds 999`` is
+    the quantity failing, where ``lines[2].plu is required`` is a line missing its PLU.
+    """
+
+    def container(match: re.Match[str]) -> str:
+        named = {_SHORT_FIELD_NAMES.get(w, w) for w in words(match.group("field"))} & fields
+        return f" {match.group('field')}" if named else match.group(0)
+
+    return _phrase_words(_FIELD_PATH_RE.sub(container, _DATA_KEY_RE.sub(" ", text)))
+
+
+#: A code the reporter sets aside: denied ("not CO-500", "rule out PAY-408") or past ("last
+#: week's CH-502", "CH-502 (the crash) is fixed"). Said, but not a guess at this incident.
+_DISMISSED_BEFORE_RE = re.compile(
+    r"(?:\bnot|\bisn'?t|\bwasn'?t|\bnothing to do with|\bunrelated to|\brul(?:e[sd]?|ing) out"
+    r"|\blast (?:week|month|night|time)'?s?|\byesterday'?s|\bprevious|\bearlier|\bold)"
+    r"(?:\s+(?:a|an|the|our|that|this|like))?\W{0,3}\s*$",
+    re.IGNORECASE,
+)
+_DISMISSED_AFTER_RE = re.compile(
+    r"^\W{0,3}\s*(?:\([^)]{0,60}\)\s*)?(?:is|was|has been|got|were|are)\s+(?:now\s+)?"
+    r"(?:fixed|resolved|closed|done|mitigated|over|gone|ruled out|not (?:it|the cause))\b",
+    re.IGNORECASE,
+)
+
+
+def dismissed(text: str, code: str) -> bool:
+    """Whether every mention of ``code`` in the reporter's ``text`` sets it aside."""
+    spots = list(re.finditer(re.escape(code), text))
+    return bool(spots) and all(
+        _DISMISSED_BEFORE_RE.search(text[max(0, m.start() - 40) : m.start()])
+        or _DISMISSED_AFTER_RE.search(text[m.end() : m.end() + 80])
+        for m in spots
+    )
 
 
 def observe_incident(
@@ -658,7 +722,7 @@ def observe_incident(
                 Observation(CODE, c, item.id, MESSAGE, item.weak) for c in codes if c not in placed
             )
         else:
-            see(CODE, codes)
+            see(CODE, [c for c in codes if not dismissed(item.text, c)])
         see(EXCEPTION, exception_types(item.text))
         found = statuses(item.text, bare=item.source != MESSAGE)
         see(STATUS, found)

@@ -455,6 +455,31 @@ def _causal_choice(failing: Sequence[Candidate], observed: IncidentSignals) -> C
     )
 
 
+def _told_apart(failing: list[Candidate], prose: frozenset[str]) -> list[Candidate]:
+    """The failing candidates whose failure shows in what tells them apart, records first.
+
+    Three POS 422 families all see the 422; what tells them apart is the field the body names.
+    A family the records tell apart (``lines[3].quantity exceeds 999``) leads one only the
+    reporter's words or routine lines tell apart ("the amount thing again?", ``total=23.96``
+    in the request line), and either leads one told apart by nothing.
+    """
+    if len(failing) < 2:
+        return failing
+
+    def own(cand: Candidate) -> list[SignalHit]:
+        return [
+            h
+            for h in cand.confirmed
+            if h.kind in FAILURE_KINDS and not h.weak and (h.kind, h.signal) not in shared
+        ]
+
+    shared = set.intersection(
+        *({(h.kind, h.signal) for h in c.confirmed if not h.weak} for c in failing)
+    )
+    by_records = [c for c in failing if any(i not in prose for h in own(c) for i in h.evidence_ids)]
+    return by_records or [c for c in failing if own(c)] or failing
+
+
 def _closest(supported: list[Candidate]) -> Candidate:
     """The first supported candidate, unless only services confirm any of them.
 
@@ -496,7 +521,7 @@ def _decide(
         # A family whose own failure shows (exception, exact status, phrase, code, code
         # location) leads one confirmed only by where it runs and by routine or handled lines:
         # "sale rejected 422 … (re-keyed ok)" beside "plu-service … -> 503" is noise.
-        failing = [c for c in supported if shows_failure(c)]
+        failing = _told_apart([c for c in supported if shows_failure(c)], prose)
         best = _causal_choice(failing, observed) or next(iter(failing), _closest(supported))
         # The best supported candidate leads, even when an unsupported one scored higher.
         ordered = [best, *(c for c in candidates if c is not best)]

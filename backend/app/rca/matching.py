@@ -55,6 +55,7 @@ from app.evidence.signals import (
     exception_kind,
     exception_kind_in,
     path_matches,
+    said_words,
     status_class,
     url_hosts,
     words,
@@ -206,6 +207,16 @@ class MatchContext:
             for word in {w for p in signals.get("phrases", []) for w in words(p)}:
                 counts[word] = counts.get(word, 0) + 1
         self.phrase_df = counts
+        # The field names the families' error bodies name ("quantity", "total"): a path
+        # ending in one names that field, not its container.
+        fields = {
+            w
+            for signals in self.signals
+            for p in signals.get("phrases", [])
+            for w in words(p)
+            if len(words(p)) == 1
+        }
+        self.said = {i.id: said_words(i.text, fields) for i in observed.items}
         self.codes = {
             normal_code(str((g[0].get("metadata") or {}).get("error_code")))
             for g in groups
@@ -666,7 +677,10 @@ def weigh_phrases(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -
         ]
         if not items:
             continue
-        ids, weak = _strength((i.id for i in items), {i.id for i in items if i.weak})
+        # A phrase only in a data field's name ("total=12.40" in a request line) is as weak as
+        # a routine line: the request carried a total, nothing says the total failed.
+        named_only = {i.id for i in items if not contains_phrase(ctx.said[i.id], phrase_words)}
+        ids, weak = _strength((i.id for i in items), {i.id for i in items if i.weak} | named_only)
         cand.confirmed.append(SignalHit(PHRASE, phrase, ids, weak=weak))
         weight = sum(
             PHRASE_WORD_WEIGHT / ctx.phrase_df.get(w, 1) for w in set(phrase_words) if w != "#"
