@@ -1246,6 +1246,39 @@ def test_the_records_naming_a_field_beat_the_reporters_guess_at_another(chunks: 
     assert all(h.weak for h in lines.confirmed if h.kind == "phrase")
 
 
+def test_the_failing_hops_service_tells_two_503_families_apart(chunks: Any) -> None:
+    incident = {
+        "message": "Prices not loading? Maybe PLU is down again. Click & collect can't reserve",
+        "service": "order-service",
+        "logs": [
+            "order-service POST /reservations sku=8811 store=14 -> 503 Service Unavailable",
+            "order-service ERROR connect ECONNREFUSED 10.2.3.4:8080 (inventory-api.internal)",
+            "plu-service GET /health 200",
+        ],
+    }
+    pairs = [("POS-503-PLU", 0.73), ("INV-503", 0.57)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "INV-503"
+
+
+def test_the_failing_hops_service_overrules_a_field_whose_service_looks_healthy(
+    chunks: Any,
+) -> None:
+    incident = {
+        "message": "502 alert from the gateway (auto-tagged CH-502)",
+        "error_code": "CH-502",
+        "service": "api-gateway",
+        "logs": [
+            "api-gateway 502 POST /card/v1/authorise upstream=pos-card-gateway:8443 'bad gateway'",
+            "api-gateway 200 GET /chiller/v1/health upstream=chiller-monitor:8080",
+        ],
+    }
+    pairs = [("CH-502", 0.73), ("POS-502-CARD", 0.69)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-502-CARD"
+    assert diagnosis.overruled_code == "CH-502"
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "

@@ -45,15 +45,18 @@ from typing import Any
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS
 from app.evidence.signals import (
     CODE,
+    COLLECTED,
     CONDITION,
     EXCEPTION,
     FIELD_CODE,
     FILE,
     IDENTIFIER,
+    LOG,
     MESSAGE,
     PATH,
     PHRASE,
     SERVICE,
+    STACK,
     STATUS,
     STATUS_CLASS,
     IncidentSignals,
@@ -346,7 +349,14 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
     named = next((c for c in candidates if any(by_field(h) for h in c.confirmed)), None)
     if named is None:
         return False
-    recorded = [h for h in named.confirmed if not by_field(h) and in_records(h)]
+    failing = _failing_records(observed)
+    # The field's family's own service in lines that show it healthy ("GET /chiller/v1/health
+    # 200") is no record of its failure.
+    recorded = [
+        h
+        for h in named.confirmed
+        if not by_field(h) and in_records(h) and (h.kind != SERVICE or _seen_failing(h, failing))
+    ]
     contradicted = any(
         i not in prose and i != FIELD_CODE for h in named.contradicted for i in h.evidence_ids
     )
@@ -360,8 +370,13 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
         if contradicted:
             return shows_failure(other)
         # A routine line or one word of an error body ("total … matches") confirms nothing.
+        # The other family's own service in the line that fails ("inventory-service 503 'no
+        # healthy upstream'") names the failing hop, unless the field's family runs there too.
+        named_services = {h.signal for h in named.confirmed if h.kind == SERVICE}
         return all(h.kind == STATUS_CLASS or h.weak or is_one_word(h) for h in own) and any(
-            h.kind in _OWN_FAILURE_KINDS and not h.weak and in_records(h) for h in other.confirmed
+            (h.kind in _OWN_FAILURE_KINDS and not h.weak and in_records(h))
+            or (h.signal not in named_services and _seen_failing(h, failing))
+            for h in other.confirmed
         )
 
     return any(
@@ -455,13 +470,36 @@ def _causal_choice(failing: Sequence[Candidate], observed: IncidentSignals) -> C
     )
 
 
-def _told_apart(failing: list[Candidate], prose: frozenset[str]) -> list[Candidate]:
+def _failing_records(observed: IncidentSignals) -> frozenset[str]:
+    """The records (stack, log, collected lines) that show something failing."""
+    signs = {
+        o.evidence_id for o in observed.observations if o.kind in _FAILURE_SIGNS and not o.weak
+    }
+    return frozenset(
+        i.id
+        for i in observed.items
+        if i.source in (STACK, LOG, COLLECTED)
+        and not i.weak
+        and (i.id in signs or item_shows_trouble(i))
+    )
+
+
+def _seen_failing(hit: SignalHit, failing: frozenset[str]) -> bool:
+    """A service named in a record that shows something failing: the hop that fails."""
+    return hit.kind == SERVICE and not hit.weak and any(i in failing for i in hit.evidence_ids)
+
+
+def _told_apart(
+    failing: list[Candidate], prose: frozenset[str], records: frozenset[str]
+) -> list[Candidate]:
     """The failing candidates whose failure shows in what tells them apart, records first.
 
     Three POS 422 families all see the 422; what tells them apart is the field the body names.
     A family the records tell apart (``lines[3].quantity exceeds 999``) leads one only the
     reporter's words or routine lines tell apart ("the amount thing again?", ``total=23.96``
-    in the request line), and either leads one told apart by nothing.
+    in the request line), and either leads one told apart by nothing. A family's own service
+    in a failing record tells it apart too: "ECONNREFUSED (inventory-api)" beside
+    "plu-service GET /health 200", both under a caller's 503s.
     """
     if len(failing) < 2:
         return failing
@@ -470,7 +508,8 @@ def _told_apart(failing: list[Candidate], prose: frozenset[str]) -> list[Candida
         return [
             h
             for h in cand.confirmed
-            if h.kind in FAILURE_KINDS and not h.weak and (h.kind, h.signal) not in shared
+            if ((h.kind in FAILURE_KINDS and not h.weak) or _seen_failing(h, records))
+            and (h.kind, h.signal) not in shared
         ]
 
     shared = set.intersection(
@@ -521,7 +560,9 @@ def _decide(
         # A family whose own failure shows (exception, exact status, phrase, code, code
         # location) leads one confirmed only by where it runs and by routine or handled lines:
         # "sale rejected 422 … (re-keyed ok)" beside "plu-service … -> 503" is noise.
-        failing = _told_apart([c for c in supported if shows_failure(c)], prose)
+        failing = _told_apart(
+            [c for c in supported if shows_failure(c)], prose, _failing_records(observed)
+        )
         best = _causal_choice(failing, observed) or next(iter(failing), _closest(supported))
         # The best supported candidate leads, even when an unsupported one scored higher.
         ordered = [best, *(c for c in candidates if c is not best)]
