@@ -1279,6 +1279,28 @@ def test_the_failing_hops_service_overrules_a_field_whose_service_looks_healthy(
     assert diagnosis.overruled_code == "CH-502"
 
 
+def test_a_familys_service_seen_working_under_another_systems_failure_is_no_support(
+    chunks: Any,
+) -> None:
+    incident = {
+        "message": "Gift card balance check at the tills fails with 502; card payments are OK",
+        "service": "giftcard-service",
+        "logs": [
+            "giftcard-service GET /balance -> 502 from provider api.giftcards.example",
+            "pos-card-gateway auth success rate 99.8%",
+        ],
+    }
+    diagnosis = diagnose(
+        incident, docs(chunks, ("POS-502-CARD", 0.73)), retrieval_low_confidence=False
+    )
+    assert diagnosis.abstained
+    failing = dict(incident, logs=["pos-card-gateway POST /authorise -> 502 bad gateway"])
+    diagnosis = diagnose(
+        failing, docs(chunks, ("POS-502-CARD", 0.73)), retrieval_low_confidence=False
+    )
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-502-CARD"
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "

@@ -45,18 +45,15 @@ from typing import Any
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS
 from app.evidence.signals import (
     CODE,
-    COLLECTED,
     CONDITION,
     EXCEPTION,
     FIELD_CODE,
     FILE,
     IDENTIFIER,
-    LOG,
     MESSAGE,
     PATH,
     PHRASE,
     SERVICE,
-    STACK,
     STATUS,
     STATUS_CLASS,
     IncidentSignals,
@@ -68,10 +65,12 @@ from app.evidence.trouble import says_nothing_fails
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
 from app.rca.matching import (
     FAILURE_KINDS,
+    FAILURE_SIGNS,
     WEAK_STRENGTH,
     MatchContext,
     component_confirmed,
     dedupe,
+    failing_records,
     families,
     is_one_word,
     missing_signals,
@@ -349,7 +348,7 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
     named = next((c for c in candidates if any(by_field(h) for h in c.confirmed)), None)
     if named is None:
         return False
-    failing = _failing_records(observed)
+    failing = failing_records(observed)
     # The field's family's own service in lines that show it healthy ("GET /chiller/v1/health
     # 200") is no record of its failure.
     recorded = [
@@ -428,10 +427,6 @@ def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool, fine
     )
 
 
-#: Kinds of observation that show a failure whatever the words around them.
-_FAILURE_SIGNS = frozenset({CODE, STATUS, STATUS_CLASS, EXCEPTION, CONDITION})
-
-
 def _says_something_fails(observed: IncidentSignals) -> bool:
     """Whether any piece of the incident says something fails.
 
@@ -439,7 +434,7 @@ def _says_something_fails(observed: IncidentSignals) -> bool:
     counts, unless only a routine or handled line shows it; the ``service`` field alone says
     nothing, and neither does a log line's warning level.
     """
-    return any(o.kind in _FAILURE_SIGNS and not o.weak for o in observed.observations) or any(
+    return any(o.kind in FAILURE_SIGNS and not o.weak for o in observed.observations) or any(
         item_shows_trouble(i) for i in observed.items if i.id != SERVICE_FIELD
     )
 
@@ -467,20 +462,6 @@ def _causal_choice(failing: Sequence[Candidate], observed: IncidentSignals) -> C
             )
         ),
         None,
-    )
-
-
-def _failing_records(observed: IncidentSignals) -> frozenset[str]:
-    """The records (stack, log, collected lines) that show something failing."""
-    signs = {
-        o.evidence_id for o in observed.observations if o.kind in _FAILURE_SIGNS and not o.weak
-    }
-    return frozenset(
-        i.id
-        for i in observed.items
-        if i.source in (STACK, LOG, COLLECTED)
-        and not i.weak
-        and (i.id in signs or item_shows_trouble(i))
     )
 
 
@@ -561,7 +542,7 @@ def _decide(
         # location) leads one confirmed only by where it runs and by routine or handled lines:
         # "sale rejected 422 … (re-keyed ok)" beside "plu-service … -> 503" is noise.
         failing = _told_apart(
-            [c for c in supported if shows_failure(c)], prose, _failing_records(observed)
+            [c for c in supported if shows_failure(c)], prose, failing_records(observed)
         )
         best = _causal_choice(failing, observed) or next(iter(failing), _closest(supported))
         # The best supported candidate leads, even when an unsupported one scored higher.

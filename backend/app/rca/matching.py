@@ -37,15 +37,18 @@ from app.evidence.patterns import normal_code, unique
 from app.evidence.services import KINDS, POD_SUFFIX, service_name
 from app.evidence.signals import (
     CODE,
+    COLLECTED,
     CONDITION,
     EXCEPTION,
     FIELD_CODE,
     FILE,
     IDENTIFIER,
+    LOG,
     MESSAGE,
     PATH,
     PHRASE,
     SERVICE,
+    STACK,
     STATUS,
     STATUS_CLASS,
     EvidenceText,
@@ -54,6 +57,7 @@ from app.evidence.signals import (
     contains_phrase,
     exception_kind,
     exception_kind_in,
+    item_shows_trouble,
     path_matches,
     said_words,
     status_class,
@@ -116,6 +120,24 @@ def _name_re(name: str) -> re.Pattern[str]:
         )
         _NAME_CACHE[name] = pattern
     return pattern
+
+
+#: Kinds of observation that show a failure whatever the words around them.
+FAILURE_SIGNS = frozenset({CODE, STATUS, STATUS_CLASS, EXCEPTION, CONDITION})
+
+
+#: Where records come from, as against the reporter's words and the structured fields.
+RECORD_SOURCES = frozenset({STACK, LOG, COLLECTED})
+
+
+def failing_records(observed: IncidentSignals) -> frozenset[str]:
+    """The records (stack, log, collected lines) that show something failing."""
+    signs = {o.evidence_id for o in observed.observations if o.kind in FAILURE_SIGNS and not o.weak}
+    return frozenset(
+        i.id
+        for i in observed.items
+        if i.source in RECORD_SOURCES and not i.weak and (i.id in signs or item_shows_trouble(i))
+    )
 
 
 def mentions(item: EvidenceText, name: str) -> bool:
@@ -217,6 +239,7 @@ class MatchContext:
             if len(words(p)) == 1
         }
         self.said = {i.id: said_words(i.text, fields) for i in observed.items}
+        self.failing = failing_records(observed)
         self.codes = {
             normal_code(str((g[0].get("metadata") or {}).get("error_code")))
             for g in groups
@@ -354,8 +377,14 @@ def weigh_services(
     reported = ctx.observed.service
     if reported and reported not in names:
         # The incident names its own service, another one: a one-word alias elsewhere ("pos"
-        # as a Kubernetes namespace) does not outweigh it; a full service name does.
-        shown = [(n, i) for n, i in shown if "-" in n]
+        # as a Kubernetes namespace) does not outweigh it; a full service name does, but not
+        # in a record that shows it working ("pos-card-gateway auth success rate 99.8%" under
+        # a gift-card service's 502).
+        shown = [
+            (n, i)
+            for n, i in shown
+            if "-" in n and (i.source not in RECORD_SOURCES or i.id in ctx.failing)
+        ]
     if shown:
         canonical = next((n for n, _ in shown if n == names[0]), shown[0][0])
         ids, weak = _strength((i.id for _, i in shown), {i.id for _, i in shown if i.weak})
