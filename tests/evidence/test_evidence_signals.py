@@ -338,6 +338,9 @@ def test_the_site_served_and_the_workload_name_the_system() -> None:
         ("sales endpoint slow, p95 2s, no errors", False),
         ("error rate normal, only latency is up", False),
         ("no errors in our logs but card payments answer 502", True),
+        ("what read timeout does payment-service use? Nothing is broken.", False),
+        ("no impact on customers, just asking which retries we run", False),
+        ("no impact on the card reader, but sales fail with 422", True),
     ],
 )
 def test_trouble_words_say_something_fails(text: str, trouble: bool) -> None:
@@ -495,3 +498,11 @@ def test_what_a_request_carried_is_not_what_it_says_failed() -> None:
     assert "lines" not in said_words("sale.lines[4].qty: 1200 exceeds limit 99", fields)
     assert "lines" in said_words("lines[2].plu is required", fields)
     assert "lines" in said_words('{"field":"lines","message":"expected array"}', fields)
+
+
+def test_slowness_without_errors_fails_only_where_slowness_is_the_failure() -> None:
+    from app.evidence.trouble import says_nothing_fails
+
+    slow = "reservations take 3 s each but all succeed; no errors. Just slow."
+    assert not says_nothing_fails(slow)
+    assert says_nothing_fails(slow, slowness_fails=False)

@@ -1301,6 +1301,18 @@ def test_a_familys_service_seen_working_under_another_systems_failure_is_no_supp
     assert diagnosis.leading is not None and diagnosis.leading.key == "POS-502-CARD"
 
 
+def test_slow_without_errors_is_no_outage_familys_failure(chunks: Any) -> None:
+    slow = {
+        "message": "Stock reservations take ~3 s each but all succeed; no errors. Just slow.",
+        "service": "inventory-service",
+    }
+    diagnosis = diagnose(slow, docs(chunks, ("INV-503", 0.55)), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    payments = {"message": "payments slow since 10:00, no errors yet", "service": "payments"}
+    diagnosis = diagnose(payments, docs(chunks, ("PAY-408", 0.6)), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "PAY-408"
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "

@@ -126,13 +126,39 @@ SLOWNESS_RE = re.compile(
 )
 
 
-def says_nothing_fails(text: str) -> bool:
-    """Whether ``text`` says outright that nothing fails ("CPU 95%, no errors, latency fine")."""
-    return bool(NO_TROUBLE_RE.search(text)) and not SLOWNESS_RE.search(text)
+#: The reporter saying outright that all is well: a question or a request, not an incident
+#: ("what read timeout do we use? Nothing is broken").
+ALL_WELL_RE = re.compile(
+    r"\bnothing (?:is |was |seems |looks )?(?:broken|down|failing|wrong)\b"
+    r"|\bno (?:outage|incident|impact|breakage)s?\b"
+    r"|\bnot (?:an? )?(?:incident|outage)\b|\beverything (?:is |works |working )+(?:fine|ok)?",
+    re.IGNORECASE,
+)
+
+
+#: A turn after "all is well": "no impact on customers, but sales fail with 422".
+_CONTRAST_RE = re.compile(r"\b(?:but|however|except|although|though|yet)\b", re.IGNORECASE)
+
+
+def says_nothing_fails(text: str, *, slowness_fails: bool = True) -> bool:
+    """Whether ``text`` says outright that nothing fails ("CPU 95%, no errors, latency fine").
+
+    Slowness ("just slow, no errors") still fails where ``slowness_fails``: it is the timeout
+    family's failure, not an outage family's.
+    """
+    quiet = bool(NO_TROUBLE_RE.search(text) or ALL_WELL_RE.search(text))
+    return quiet and not (slowness_fails and SLOWNESS_RE.search(text))
 
 
 def shows_trouble(text: str) -> bool:
-    """Whether ``text`` says something is failing (``TROUBLE_RE``), ``NO_TROUBLE_RE`` aside."""
+    """Whether ``text`` says something is failing (``TROUBLE_RE``), ``NO_TROUBLE_RE`` aside.
+
+    Not where it says outright that all is well, slowness aside (``ALL_WELL_RE``): the words
+    of a question ("what read timeout …? Nothing is broken") are no failure.
+    """
+    well = ALL_WELL_RE.search(text)
+    if well and not SLOWNESS_RE.search(text) and not _CONTRAST_RE.search(text, well.end()):
+        return False
     return bool(TROUBLE_RE.search(NO_TROUBLE_RE.sub(" ", text)))
 
 

@@ -57,6 +57,7 @@ from app.evidence.signals import (
     STATUS,
     STATUS_CLASS,
     IncidentSignals,
+    exception_kind,
     item_shows_trouble,
     observe_incident,
 )
@@ -393,6 +394,18 @@ _OWN_FAILURE_KINDS = frozenset({EXCEPTION, FILE, IDENTIFIER, PATH, PHRASE})
 PROSE_MIN_SIMILARITY = 0.5
 
 
+def _fails_slowly(cand: Candidate) -> bool:
+    """Whether slowness is the family's failure: its doc expects a timeout's status or exception.
+
+    "Reservations take 3 s but all succeed, no errors" is no outage of the inventory service;
+    "payments slow, no errors" is the payment timeout family's failure on its way.
+    """
+    expected = [*cand.confirmed, *cand.missing]
+    return any(h.kind == STATUS and h.signal in ("408", "504") for h in expected) or any(
+        h.kind == EXCEPTION and exception_kind(h.signal) == "timeout" for h in expected
+    )
+
+
 def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool, fine: bool) -> bool:
     """Confirmed by a record (field, stack, log, collected item), or with fair similarity.
 
@@ -527,10 +540,15 @@ def _decide(
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({where})", retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     trouble = _says_something_fails(observed)
-    fine = not trouble and any(
-        says_nothing_fails(i.text) for i in observed.items if i.source == MESSAGE
-    )
-    supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble, fine)]
+    said = [i.text for i in observed.items if i.source == MESSAGE]
+
+    def fine(cand: Candidate) -> bool:
+        slowness_fails = _fails_slowly(cand)
+        return not trouble and any(
+            says_nothing_fails(t, slowness_fails=slowness_fails) for t in said
+        )
+
+    supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble, fine(c))]
     flat = bool(observed.of(STATUS_FLAT))
     if flat and not any(not h.weak for c in supported for h in c.confirmed):
         # The measured error ratio stayed flat and nothing but a weak hint confirms a family:
