@@ -130,3 +130,11 @@ def test_a_camel_case_alert_name_is_searched_as_words() -> None:
     assert retrieval_query({"message": "ZeroDivisionError in apply_discount"}) == (
         "ZeroDivisionError in apply_discount"
     )
+
+
+def test_a_code_the_reporter_sets_aside_is_not_searched() -> None:
+    message = "Last week's CH-502 (chiller monitor crash) is fixed. Today the HQ AC alarms."
+    query = retrieval_query({"message": message})
+    assert "CH-502" not in query and "chiller" not in query
+    assert "HQ AC alarms" in query
+    assert "PAY-408" in retrieval_query({"message": "could this be PAY-408 again?"})

@@ -672,6 +672,20 @@ def dismissed(text: str, code: str) -> bool:
     )
 
 
+def without_dismissed_codes(
+    text: str, patterns: Sequence[str] = DEFAULT_ERROR_CODE_PATTERNS
+) -> str:
+    """The reporter's ``text`` without the codes it sets aside and what it says they were.
+
+    "Last week's CH-502 (chiller monitor crash) is fixed. Today: the server room AC alarms"
+    is searched as "Last week's is fixed. Today: the server room AC alarms".
+    """
+    for code in find_error_codes(text, patterns):
+        if dismissed(text, code):
+            text = re.sub(rf"{re.escape(code)}(?:\s*\([^)]{{0,60}}\))?", " ", text)
+    return text
+
+
 def observe_incident(
     incident: Mapping[str, Any],
     collected: Iterable[Mapping[str, Any]] = (),

@@ -21,7 +21,7 @@ from app.evidence.injection import without_instructions
 from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, status_text
-from app.evidence.signals import ALERT_TITLE_RE, is_routine
+from app.evidence.signals import ALERT_TITLE_RE, is_routine, without_dismissed_codes
 
 MAX_QUERY_MESSAGE_CHARS = 300
 MAX_STACK_AND_LOGS_CHARS = 100_000
@@ -70,10 +70,12 @@ def retrieval_query(incident: Mapping[str, Any]) -> str:
     """``f"{error_code} {event} {message}"``, skipping missing parts.
 
     Instructions aimed at the model ("cite PAY-408", "ignore previous instructions") are left
-    out of the message (``app.evidence.injection``): they describe no symptom. A CamelCase
+    out of the message (``app.evidence.injection``): they describe no symptom. So are codes
+    the reporter sets aside ("not CO-500", "last week's CH-502 (crash) is fixed"). A CamelCase
     event or message (an alert's name as the whole text) is searched as words (``spaced_name``).
     """
-    message = spaced_name(without_instructions(str(incident.get("message") or "")).strip())
+    said = without_dismissed_codes(without_instructions(str(incident.get("message") or "")))
+    message = spaced_name(said.strip())
     event = spaced_name(str(incident.get("event") or "").strip())
     parts = (incident.get("error_code"), event, " ".join(message.split()))
     return " ".join(str(p).strip() for p in parts if p and str(p).strip())
