@@ -386,6 +386,13 @@ def test_a_wrapper_exception_says_its_kind_in_its_message() -> None:
     assert exception_kind_in(axios, "AxiosError") == "timeout"
     go = "rpc error: DeadlineExceeded(context deadline exceeded)"
     assert exception_kind_in(go, "DeadlineExceeded") == "timeout"
+    hystrix = (
+        "com.netflix.hystrix.exception.HystrixRuntimeException: PaymentClient#authorize"
+        "(ChargeRequest) timed-out and no fallback available."
+    )
+    assert exception_kind_in(hystrix, "HystrixRuntimeException") == "timeout"
+    assert exception_kind_in("HttpRequestException: operation has timed out", "X") is None
+    assert exception_kind("The operation has timed out") == "timeout"
     assert (
         exception_kind_in("AxiosError: Request failed with status code 502", "AxiosError") is None
     )

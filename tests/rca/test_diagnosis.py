@@ -1313,6 +1313,21 @@ def test_slow_without_errors_is_no_outage_familys_failure(chunks: Any) -> None:
     assert diagnosis.leading is not None and diagnosis.leading.key == "PAY-408"
 
 
+def test_a_condition_only_routine_lines_show_speaks_when_nothing_else_does(chunks: Any) -> None:
+    incident = {
+        "message": "lots of card payments failing at store 0201",
+        "service": "pos-card-gateway",
+        "logs": [
+            'INFO  POST /authorise 200 rc=05 text="Do not honour" scheme=visa store=0201',
+            'INFO  POST /authorise 200 rc=00 text="Approved" scheme=mastercard store=0201',
+        ],
+    }
+    diagnosis = diagnose(
+        incident, docs(chunks, ("POS-502-CARD", 0.57)), retrieval_low_confidence=False
+    )
+    assert diagnosis.abstained
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "

@@ -120,7 +120,7 @@ def exception_types(text: str) -> list[str]:
 #: names it. A ``TypeError`` is one only where its message says so: ``TypeError: fetch
 #: failed`` is a network error.
 EXCEPTION_KINDS: dict[str, re.Pattern[str]] = {
-    "timeout": re.compile(r"time[ds]?_?out|deadline exceeded", re.IGNORECASE),
+    "timeout": re.compile(r"time[ds]?[-_ ]?out|deadline exceeded", re.IGNORECASE),
     "fault": re.compile(
         r"Null(?:Pointer|Reference)|NilClass|KeyError|AttributeError|NoMethodError|IndexError"
         r"|IndexOutOfRange|OutOfBounds|UnboundLocalError|NameError|ClassCast|InvalidCast"
@@ -164,7 +164,7 @@ def exception_kind_in(text: str, name: str) -> str | None:
     kind = exception_kind(name)
     if kind is not None:
         return kind
-    message = re.search(rf"(?<![\w.]){re.escape(name)}\b[:(]([^\n]*)", text)
+    message = re.search(rf"(?<!\w){re.escape(name)}\b[:(]([^\n]*)", text)
     return exception_kind(message.group(1)) if message else None
 
 

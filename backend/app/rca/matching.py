@@ -601,7 +601,8 @@ def weigh_conditions(cand: Candidate, ctx: MatchContext, expected: Sequence[str]
     "inventory-service disk full", "chiller-monitor ImagePullBackOff": the service is the
     family's, the failure is not. Another condition contradicts only when nothing shows the
     family's own failure (exception, exact status, phrase, code, code location): in noisy logs
-    a disk warning beside a pool-exhaustion error does not speak against the pool family.
+    a disk warning beside a pool-exhaustion error does not speak against the pool family. A
+    condition only routine lines show counts too, then.
     """
     seen = [o for o in ctx.observed.of(CONDITION) if not o.weak]
     matched = [o for o in seen if o.value in expected]
@@ -617,7 +618,13 @@ def weigh_conditions(cand: Candidate, ctx: MatchContext, expected: Sequence[str]
         and not (h.kind == CODE and h.evidence_ids == [FIELD_CODE])
         for h in cand.confirmed
     )
-    if matched or not seen or own:
+    if matched or own:
+        return
+    # With nothing else showing the failure, routine lines say what happened: INFO "POST
+    # /authorise 200 rc=05 Do not honour" under "card payments failing" is the issuer
+    # declining, not the gateway failing.
+    seen = seen or ctx.observed.of(CONDITION)
+    if not seen:
         return
     observed = ", ".join(unique(o.value for o in seen))
     cand.contradicted.append(
