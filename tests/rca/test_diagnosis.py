@@ -1328,6 +1328,25 @@ def test_a_condition_only_routine_lines_show_speaks_when_nothing_else_does(chunk
     assert diagnosis.abstained
 
 
+def test_a_line_that_only_names_a_field_is_no_record_of_the_reporters_guess(
+    chunks: Any,
+) -> None:
+    incident = {
+        "message": "quantity issue on the tills?",
+        "service": "pos-api",
+        "logs": [
+            'level=warn msg="sale rejected" status=422 '
+            "error=\"lines[0]: missing required field 'plu'\" quantity_ok=true"
+        ],
+    }
+    pairs = [("POS-422-QTY", 0.75), ("POS-422-LINES", 0.68)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-LINES"
+    qty = by_code(diagnosis.candidates)["POS-422-QTY"]
+    phrase = next(h for h in qty.confirmed if h.kind == "phrase")
+    assert phrase.evidence_ids == ["incident:message"]
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "

@@ -715,7 +715,11 @@ def weigh_phrases(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -
             continue
         # A phrase only in a data field's name ("total=12.40" in a request line) is as weak as
         # a routine line: the request carried a total, nothing says the total failed.
+        # Where the phrase is also said, the lines that only name such a field are no evidence
+        # of it ("quantity_ok=true" beside "quantity issue on the tills?").
         named_only = {i.id for i in items if not contains_phrase(ctx.said[i.id], phrase_words)}
+        if len(named_only) < len(items):
+            items = [i for i in items if i.id not in named_only]
         ids, weak = _strength((i.id for i in items), {i.id for i in items if i.weak} | named_only)
         cand.confirmed.append(SignalHit(PHRASE, phrase, ids, weak=weak))
         weight = sum(
