@@ -513,3 +513,12 @@ def test_slowness_without_errors_fails_only_where_slowness_is_the_failure() -> N
     slow = "reservations take 3 s each but all succeed; no errors. Just slow."
     assert not says_nothing_fails(slow)
     assert says_nothing_fails(slow, slowness_fails=False)
+
+
+def test_a_mail_servers_reply_code_is_no_http_status() -> None:
+    line = (
+        "alert mail failed: smtplib.SMTPAuthenticationError: (535, b'5.7.8 Password not accepted')"
+    )
+    assert statuses(line) == []
+    assert statuses("inventory-client GET /stock -> 503") == [503]
+    assert "authentication" in failure_conditions(line)

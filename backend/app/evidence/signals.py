@@ -92,6 +92,9 @@ _BARE_STATUS_RE = re.compile(
     r"(?<![\w./:=#*$,-])(?P<code>[45]\d\d)(?![\w/=%-]|\.\d|,\d|\s*(?:ms|s|items?|records?|lines?|"
     r"bytes|reads|messages|rows|orders?|users?|employees?)\b)"
 )
+#: A bare number is a status only if HTTP has it (nginx's 499 too): SMTP's 535 "password not
+#: accepted" in a mail error is no 5xx.
+_KNOWN_STATUSES = frozenset(s.value for s in HTTPStatus) | {499}
 _STATUS_PAIR_RE = re.compile(r"\b([45]\d\d)/(?=[45]\d\d\b)")
 #: Combined log format: the request line, its status, then the response's size in bytes.
 _ACCESS_BYTES_RE = re.compile(r'(?P<status>HTTP/[\d.]+"?\s+\d{3}\s+)\d+')
@@ -193,7 +196,8 @@ def statuses(text: str, *, bare: bool = True) -> list[int]:
         found += [
             (m.start(), int(m.group("code")))
             for m in _BARE_STATUS_RE.finditer(spaced)
-            if _in_status_context(spaced, m.start(), m.end())
+            if int(m.group("code")) in _KNOWN_STATUSES
+            and _in_status_context(spaced, m.start(), m.end())
         ]
     return unique(code for _, code in sorted(found, key=lambda pair: pair[0]))
 

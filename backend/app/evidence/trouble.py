@@ -33,6 +33,7 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         r"|\bERR_CERT_\w+|\bx509\b",
         "authentication": r"\bunauthori[sz]ed\b|\btoken (?:has )?expired\b"
         r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b"
+        r"|AuthenticationError\b|\bpassword (?:was )?not accepted\b"
         r"|\bsignature (?:verification|validation|checks?)\b[^.\n]{0,20}\bfail\w*"
         r"|\bfail\w* (?:the )?signature (?:verification|validation|checks?)\b"
         r"|\b(?:invalid|bad) (?:webhook )?signatures?\b|\bsignature mismatch\b",
