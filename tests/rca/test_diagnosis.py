@@ -1347,6 +1347,15 @@ def test_a_line_that_only_names_a_field_is_no_record_of_the_reporters_guess(
     assert phrase.evidence_ids == ["incident:message"]
 
 
+def test_a_question_saying_nothing_fails_is_not_answered_by_similarity(chunks: Any) -> None:
+    question = {
+        "message": "Our payment provider announced maintenance on Sunday 02:00-03:00. Do we "
+        "need to do anything? Nothing failing right now."
+    }
+    diagnosis = diagnose(question, docs(chunks, ("PAY-408", 0.45)), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "

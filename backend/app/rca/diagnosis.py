@@ -577,11 +577,17 @@ def _decide(
         h.kind in (STATUS, STATUS_CLASS) and all(i in prose for i in h.evidence_ids)
         for h in leading.confirmed
     )
-    if not retrieval_low_confidence and not leading.contradicted and generic_prose:
+    if (
+        not retrieval_low_confidence
+        and not leading.contradicted
+        and generic_prose
+        and not fine(leading)
+    ):
         # Nothing in the records either way; the reporter's words agreeing on a status
         # ("inv svc 503s") weigh no less than saying nothing that matches a signal. The
         # family's own exception or phrase in words retrieval finds unlike its doc is the mark
         # of the same failure in another system ("ZeroDivisionError in a finance notebook").
+        # Not where the reporter says outright that nothing fails: that is a question.
         reason = (
             "similarity, with only the reporter's status agreeing"
             if leading.confirmed
