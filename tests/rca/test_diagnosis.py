@@ -1356,6 +1356,16 @@ def test_a_question_saying_nothing_fails_is_not_answered_by_similarity(chunks: A
     assert diagnosis.abstained
 
 
+def test_similarity_alone_needs_the_docs_own_cosine_to_say_the_words_are_alike(
+    chunks: Any,
+) -> None:
+    terse = {"message": "card declines store 12"}
+    diagnosis = diagnose(terse, docs(chunks, ("CH-502", 0.13)), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    diagnosis = diagnose(terse, docs(chunks, ("CH-502", 0.35)), retrieval_low_confidence=False)
+    assert not diagnosis.abstained
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "
