@@ -504,6 +504,9 @@ def test_what_a_request_carried_is_not_what_it_says_failed() -> None:
     assert "lines" not in said_words("lines[3].quantity 12012 exceeds limit 999", fields)
     assert "lines" not in said_words("sale.lines[4].qty: 1200 exceeds limit 99", fields)
     assert "lines" in said_words("lines[2].plu is required", fields)
+    pydantic = '{"detail":[{"loc":["body","lines",1,"quantity"],"msg":"ensure > 0"}]}'
+    assert "lines" not in said_words(pydantic, fields)
+    assert "lines" in said_words('{"loc":["body","lines",1,"plu"],"msg":"required"}', fields)
     assert "lines" in said_words('{"field":"lines","message":"expected array"}', fields)
 
 

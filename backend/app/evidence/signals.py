@@ -382,8 +382,14 @@ def identifiers(text: str) -> list[str]:
 _NOT_EQUAL_RE = re.compile(r"\s*(?:!=|≠|<>|=/=)\s*")
 
 
-#: An indexed field path: ``lines[3].quantity`` (the container, its index, the field).
-_FIELD_PATH_RE = re.compile(r"\b(?P<container>[A-Za-z_]\w*)\[\d+\]\.(?P<field>[A-Za-z_]\w*)")
+#: An indexed field path: ``lines[3].quantity`` (the container, its index, the field), or a
+#: validation error's location list, ``["body", "lines", 1, "quantity"]``.
+_FIELD_PATH_RES = (
+    re.compile(r"\b(?P<container>[A-Za-z_]\w*)\[\d+\]\.(?P<field>[A-Za-z_]\w*)"),
+    re.compile(
+        r"[\"'](?P<container>[A-Za-z_]\w*)[\"'],\s*\d+,\s*[\"'](?P<field>[A-Za-z_]\w*)[\"']"
+    ),
+)
 #: A data field's name with a plain value (a number, a list, an object, a truth value):
 #: ``total=12.40``, ``lines=4``, ``"amount": 23.10``, ``quantity_ok=true``.
 _DATA_KEY_RE = re.compile(
@@ -648,7 +654,10 @@ def said_words(text: str, fields: Set[str]) -> tuple[str, ...]:
         named = {_SHORT_FIELD_NAMES.get(w, w) for w in words(match.group("field"))} & fields
         return f" {match.group('field')}" if named else match.group(0)
 
-    return _phrase_words(_FIELD_PATH_RE.sub(container, _DATA_KEY_RE.sub(" ", text)))
+    text = _DATA_KEY_RE.sub(" ", text)
+    for path in _FIELD_PATH_RES:
+        text = path.sub(container, text)
+    return _phrase_words(text)
 
 
 #: A code the reporter sets aside: denied ("not CO-500", "rule out PAY-408") or past ("last
