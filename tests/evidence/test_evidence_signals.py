@@ -525,3 +525,5 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
     assert statuses(line) == []
     assert statuses("inventory-client GET /stock -> 503") == [503]
     assert "authentication" in failure_conditions(line)
+    upload = "upload to sftp://finance-dw/inbound/sales.csv failed: Permission denied"
+    assert "authentication" in failure_conditions(upload)

@@ -34,6 +34,7 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         "authentication": r"\bunauthori[sz]ed\b|\btoken (?:has )?expired\b"
         r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b"
         r"|AuthenticationError\b|\bpassword (?:was )?not accepted\b"
+        r"|\b(?:permission|access) denied\b"
         r"|\bsignature (?:verification|validation|checks?)\b[^.\n]{0,20}\bfail\w*"
         r"|\bfail\w* (?:the )?signature (?:verification|validation|checks?)\b"
         r"|\b(?:invalid|bad) (?:webhook )?signatures?\b|\bsignature mismatch\b",
