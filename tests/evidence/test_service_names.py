@@ -14,6 +14,7 @@ from app.rag.services import MATCH, ServiceCatalogue, service_match
     ("raw", "expected"),
     [
         ("inventory-service-5f7c9d8b4-x2k9q", "inventory-service"),
+        ("payment-client-6c8-7bq2x", "payment-client"),
         ("Pos-API-7d9f8c6b5d-qwert", "pos-api"),
         ("redis-0", "redis"),
         ("plu-service-canary", "plu-service"),

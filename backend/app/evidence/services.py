@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 #: ``-<pod-template hash>-<pod suffix>``: the hash holds a digit (names rarely end in one).
-POD_SUFFIX = r"-(?=[a-z0-9]*\d)[a-z0-9]{4,10}-[a-z0-9]{5}"
+POD_SUFFIX = r"-(?=[a-z0-9]*\d)[a-z0-9]{3,10}-[a-z0-9]{5}"
 #: Kubernetes kinds written before a name (``pod/…``, ``deploy/…``).
 KINDS = frozenset(
     "pod pods deployment deployments deploy statefulset sts replicaset rs daemonset ds "
