@@ -203,6 +203,7 @@ def test_an_alertmanager_title_as_the_message_is_a_record() -> None:
 
 def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("inventory-service disk full on /var/log") == ["disk full"]
+    assert failure_conditions("BMS AHU-3 fan VFD fault F0004 (undervoltage)") == ["equipment fault"]
     assert failure_conditions("write failed: No space left on device") == ["disk full"]
     assert failure_conditions("Killed process 4121 (python) (OOM)") == ["out of memory"]
     assert failure_conditions("Back-off pulling image: ImagePullBackOff") == ["image pull failure"]

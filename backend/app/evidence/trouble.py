@@ -77,7 +77,8 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         "equipment fault": r"\bcompressors?\b|\brefrigerant\b"
         r"|\bhigh[- ]pressure (?:fault|alarm|trip)|\bpower (?:outage|cut|failure)\b"
         r"|\bpaper (?:jam|low)\b|\bout of paper\b|\bjam(?:med|ming|s)?\b"
-        r"|\bhardware (?:fault|failure|error)\b|\bloud noise\b|\bfan (?:failure|fault)\b"
+        r"|\bhardware (?:fault|failure|error)\b|\bloud noise\b"
+        r"|\bfans?\b[^.\n]{0,15}\b(?:failure|fault)s?\b|\b(?:under|over)[- ]?voltage\b"
         r"|\bsensors? (?:fault|failure|error|defect)s?\b|\bcontroller (?:error|fault)s?\b"
         r"|\bdoors? (?:was |were |is |are |been )?(?:left )?(?:open|ajar)\b",
         # The card issuer said no, which is the payment working: "insufficient funds".
