@@ -112,3 +112,12 @@ def test_services_from_key_values_json_and_logger_names() -> None:
     assert parsed.services[:2] == ("checkout", "payment-client")
     assert "pos-api" in parsed.services
     assert not any("exec" in s for s in parsed.services)
+
+
+def test_a_workers_pod_name_is_a_service_and_a_thread_name_is_not() -> None:
+    from app.evidence.logs import services_in
+
+    line = "2024-06-30T23:06:12Z reporting-worker-2 ERROR QueuePool limit of size 10 reached"
+    assert services_in(line) == ["reporting-worker-2"]
+    assert services_in("2024-06-30 ERROR [http-nio-8080-exec-1] boom") == []
+    assert services_in("ERROR pool-1-thread-3 boom") == []

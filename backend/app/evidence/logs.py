@@ -53,7 +53,11 @@ _ACCESS_LINE_RE = re.compile(
     r"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/"
 )
 #: Thread names that look like logger names: ``nio-8080-exec-3``, ``pool-2-thread-1``.
-_THREAD_NAME_RE = re.compile(r"(?:^|-)(?:nio|exec|pool|thread|worker|task|scheduling)-\d")
+_THREAD_NAME_RE = re.compile(
+    r"^(?:(?:http-)?nio-\d+-|pool-\d+-|[\w.]*commonpool-)?"
+    r"(?:nio|exec|pool|thread|worker|task|scheduling)-\d",
+    re.IGNORECASE,
+)
 #: Spring Boot's ``PID --- [thread] logger :`` prefix.
 _SPRING_PREFIX_RE = re.compile(r"^\d+ --- \[[^\]]*\]\s+[\w.$]+\s*:\s*")
 
