@@ -528,3 +528,5 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
     assert "authentication" in failure_conditions(line)
     upload = "upload to sftp://finance-dw/inbound/sales.csv failed: Permission denied"
     assert "authentication" in failure_conditions(upload)
+    assert "authentication" in failure_conditions("can't log into chiller dashboard after Okta")
+    assert "authentication" in failure_conditions("SSO login failing for store managers")

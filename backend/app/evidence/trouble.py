@@ -35,6 +35,8 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         r"|\binvalid credentials\b|\bauthentication failed\b|\bbind failures?\b"
         r"|AuthenticationError\b|\bpassword (?:was )?not accepted\b"
         r"|\b(?:permission|access) denied\b"
+        r"|\b(?:can(?:no|')?t|unable to) (?:log|sign) ?(?:in|on)(?:to)?\b"
+        r"|\b(?:login|log-in|sign-in|sso)s?\b[^.\n]{0,20}\bfail\w*"
         r"|\bsignature (?:verification|validation|checks?)\b[^.\n]{0,20}\bfail\w*"
         r"|\bfail\w* (?:the )?signature (?:verification|validation|checks?)\b"
         r"|\b(?:invalid|bad) (?:webhook )?signatures?\b|\bsignature mismatch\b",
