@@ -149,3 +149,17 @@ def test_a_message_of_punctuation_alone_is_not_quoted() -> None:
     cited = [e["id"] for h in rca["hypotheses"] for c in h["claims"] for e in c["evidence"]]
     assert "incident:message" not in cited
     assert "Insufficient evidence" in rca["summary"]
+
+
+def test_a_long_contradiction_is_cut_to_fit_the_reviewers_flag() -> None:
+    frames = "\n".join(
+        f'  File "/srv/app/reporting/module_{n:03d}_with_a_rather_long_name.py", line {n}, in f'
+        for n in range(60)
+    )
+    incident = {
+        "message": "checkout 500",
+        "stack_trace": f"Traceback (most recent call last):\n{frames}\nKeyError: 'region'",
+    }
+    result = draft(incident, ("CO-500", 0.5), ("POS-500-CHECKOUT", 0.45))
+    flags = [f for h in result["hypotheses"] for f in h["flags"]]
+    assert flags and all(len(f["message"]) <= 1000 for f in flags)

@@ -19,7 +19,7 @@ from typing import Any
 from app.rca.confidence import diagnosis_band
 from app.rca.diagnosis import Candidate, Diagnosis
 from app.rca.explain import cited_incident_ids, for_and_against
-from app.rca.schema import ConfidenceBand, Flag, Hypothesis
+from app.rca.schema import MAX_FLAG_CHARS, ConfidenceBand, Flag, Hypothesis
 
 CONTRADICTED = "contradicted"
 NO_INCIDENT_EVIDENCE = "no_incident_evidence"
@@ -49,9 +49,11 @@ def hypothesis_flags(hypothesis: Hypothesis, diagnosis: Diagnosis) -> list[Flag]
     if hypothesis.error_code and candidate is None:
         flags.append(Flag(kind=NOT_DIAGNOSED, message=f"{hypothesis.error_code} was not diagnosed"))
     elif candidate is not None and (candidate.contradicted or not candidate.offered):
-        flags.append(
-            Flag(kind=CONTRADICTED, message=f"{candidate.key}: {for_and_against(candidate)}")
-        )
+        message = f"{candidate.key}: {for_and_against(candidate)}"
+        if len(message) > MAX_FLAG_CHARS:
+            # Long observed values (a field path, a list of files) must not fail the draft.
+            message = message[: MAX_FLAG_CHARS - 1] + "…"
+        flags.append(Flag(kind=CONTRADICTED, message=message))
     if not cited_incident_ids(hypothesis.claims):
         flags.append(
             Flag(kind=NO_INCIDENT_EVIDENCE, message="cites nothing from the incident's evidence")

@@ -60,6 +60,10 @@ class Claim(BaseModel):
     support: str | None = None
 
 
+#: A flag's message is a summary for the reviewer; what it lists is cut to fit.
+MAX_FLAG_CHARS = 1000
+
+
 class Flag(BaseModel):
     """A warning for the reviewer: e.g. a hypothesis the diagnosis contradicts.
 
@@ -71,7 +75,7 @@ class Flag(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     kind: str = Field(min_length=1, max_length=64)
-    message: str = Field(default="", max_length=1000)
+    message: str = Field(default="", max_length=MAX_FLAG_CHARS)
 
 
 class Hypothesis(BaseModel):
