@@ -1366,6 +1366,25 @@ def test_similarity_alone_needs_the_docs_own_cosine_to_say_the_words_are_alike(
     assert not diagnosis.abstained
 
 
+def test_a_422_on_a_field_no_family_names_is_none_of_the_422_families(chunks: Any) -> None:
+    incident = {
+        "message": "till loyalty sign-up rejected 422",
+        "service": "pos-api",
+        "logs": [
+            "pos-api INFO  POST /v1/customers store=0190 till=01",
+            'pos-api WARN  422 {"errors":[{"field":"customer.email","message":"malformed"}]}',
+        ],
+    }
+    pairs = [("POS-422-QTY", 0.56), ("POS-422-LINES", 0.56), ("POS-422-AMOUNT", 0.49)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    lines = dict(
+        incident, logs=['pos-api WARN 422 {"errors":[{"field":"lines","message":"empty"}]}']
+    )
+    diagnosis = diagnose(lines, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-LINES"
+
+
 def test_a_service_said_to_be_healthy_itself_is_ruled_out(chunks: Any) -> None:
     message = (
         "Datadog agent on the chiller-monitor hosts stopped shipping metrics after the API key "

@@ -81,6 +81,7 @@ from app.rca.matching import (
     weigh_conditions,
     weigh_contrast_files,
     weigh_identifiers,
+    weigh_named_fields,
     weigh_other_paths,
     weigh_paths,
     weigh_phrases,
@@ -243,6 +244,7 @@ def _candidate(
     weigh_identifiers(cand, ctx, signals.get("identifiers", []))
     weigh_other_paths(cand, ctx, signals.get("paths", []), neighbour_words(group))
     phrase_weight = weigh_phrases(cand, ctx, signals.get("phrases", []))
+    weigh_named_fields(cand, ctx, signals.get("phrases", []))
     weigh_conditions(cand, ctx, signals.get("conditions", []))
     weigh_ruled_out(cand, ctx, signals.get("services", []))
     dedupe(cand)

@@ -240,6 +240,10 @@ class MatchContext:
         }
         self.said = {i.id: said_words(i.text, fields) for i in observed.items}
         self.failing = failing_records(observed)
+        self.fields = fields
+        self.named_fields = unique(
+            f for i in observed.items if i.id in self.failing for f in named_fields(i.text)
+        )
         self.codes = {
             normal_code(str((g[0].get("metadata") or {}).get("error_code")))
             for g in groups
@@ -634,6 +638,53 @@ def weigh_conditions(cand: Candidate, ctx: MatchContext, expected: Sequence[str]
             unique(o.evidence_id for o in seen),
             observed=observed,
             why=f"the incident shows {observed}, a failure the family's doc never names",
+        )
+    )
+
+
+#: Where a validation error names the field that failed: ``"field": "customer.email"``,
+#: ``"name": "customer.loyalty_card"``, ``"loc": ["body", "customer", "email"]``, ``field
+#: 'lines'``.
+_NAMED_FIELD_RE = re.compile(
+    r"[\"'](?:field|name|param|parameter|pointer|loc)[\"']\s*:\s*"
+    r"(?:\[(?P<loc>[^\]]*)\]|[\"'](?P<field>[^\"']+)[\"'])"
+    r"|\bfield [`'\"](?P<quoted>[^`'\"]+)[`'\"]",
+    re.IGNORECASE,
+)
+
+
+def named_fields(text: str) -> list[str]:
+    """The fields a validation error in ``text`` names as failing."""
+    found = (
+        " ".join(m.group("loc").split(","))
+        if m.group("loc")
+        else m.group("field") or m.group("quoted")
+        for m in _NAMED_FIELD_RE.finditer(text)
+    )
+    return [f[:80] for f in found]
+
+
+def weigh_named_fields(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
+    """A validation error naming a field no family's error body names contradicts them all.
+
+    The 422 families tell themselves apart by the field their body names (quantity, lines,
+    amount); a 422 on ``customer.email`` or ``customer.loyalty_card`` is another failure of
+    the same endpoint, which none of them describes.
+    """
+    own = {w for p in expected if len(words(p)) == 1 for w in words(p)}
+    named = {w for f in ctx.named_fields for w in words(f)}
+    if not own or not ctx.named_fields or named & ctx.fields:
+        return
+    if any(h.kind == PHRASE and not h.weak for h in cand.confirmed):
+        return
+    observed = ", ".join(ctx.named_fields)
+    cand.contradicted.append(
+        SignalHit(
+            PHRASE,
+            ", ".join(sorted(own)),
+            sorted(ctx.failing),
+            observed=observed,
+            why=f"the error names {observed}, a field the family's doc never names",
         )
     )
 
