@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from app.evidence.escapes import stack_trace_text, without_escapes
-from app.evidence.signals import exception_types, observe_incident, words
+from app.evidence.signals import exception_types, observe_incident
+from app.evidence.wording import words
 from app.rag.query import incident_query
 from app.rca.evidence import incident_evidence
 

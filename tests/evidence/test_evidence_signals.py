@@ -14,7 +14,6 @@ from app.evidence.signals import (
     PATH,
     STATUS,
     STATUS_CLASS,
-    contains_phrase,
     exception_kind,
     exception_types,
     files,
@@ -28,10 +27,10 @@ from app.evidence.signals import (
     site_hosts,
     statuses,
     url_hosts,
-    words,
     workload_names,
 )
 from app.evidence.trouble import failure_conditions, says_nothing_fails, shows_trouble
+from app.evidence.wording import contains_phrase, words
 
 
 def test_exception_types_use_the_last_dotted_part() -> None:
@@ -369,7 +368,7 @@ def test_a_type_error_is_a_fault_only_where_its_message_says_so() -> None:
 
 
 def test_the_code_a_fault_names_is_not_the_failures_words() -> None:
-    from app.evidence.signals import without_fault_members
+    from app.evidence.wording import without_fault_members
 
     ruby = "NoMethodError: undefined method `amount' for nil:NilClass"
     assert "amount" not in words(without_fault_members(ruby))
@@ -478,7 +477,7 @@ def test_a_lower_case_level_with_a_colon_near_the_start_is_the_lines_level(
 
 
 def test_a_code_the_reporter_denies_or_calls_past_is_no_hint() -> None:
-    from app.evidence.signals import dismissed
+    from app.evidence.wording import dismissed
 
     assert dismissed("This is NOT POS-422-AMOUNT, the totals are right", "POS-422-AMOUNT")
     assert dismissed("Last week's CH-502 (monitor crash) is fixed. Today: AC alarm", "CH-502")
@@ -495,7 +494,7 @@ def test_a_code_is_no_phrase_words() -> None:
 
 
 def test_what_a_request_carried_is_not_what_it_says_failed() -> None:
-    from app.evidence.signals import said_words
+    from app.evidence.wording import said_words
 
     fields = {"quantity", "lines", "amount", "total"}
     request = said_words("POST /sales store=7 total=12.40 lines=3 -> 422", fields)

@@ -25,7 +25,7 @@ read like the message: prose) or a collected item's id. A log line at INFO level
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -46,12 +46,12 @@ from app.evidence.patterns import (
     find_http_statuses,
     normal_code,
     unique,
-    without_codes,
 )
 from app.evidence.python_trace import source_echo_lines
 from app.evidence.services import service_name
 from app.evidence.sources.signals import metric_signals
 from app.evidence.trouble import failure_conditions, shows_trouble
+from app.evidence.wording import dismissed, phrase_words
 
 EXCEPTION = "exception"
 STATUS = "status"
@@ -106,7 +106,6 @@ _FILE_RE = re.compile(
 _IDENTIFIER_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])")
 #: ``EXCEPTION_TYPE_RE`` without its message part, so every exception of a line is found.
 _EXCEPTION_NAME_RE = re.compile(EXCEPTION_TYPE_RE.pattern.split("(?::")[0])
-_WORD_RE = re.compile(r"[A-Za-z]+|\d+")
 
 
 def exception_types(text: str) -> list[str]:
@@ -137,24 +136,6 @@ EXCEPTION_KINDS: dict[str, re.Pattern[str]] = {
 def exception_kind(name: str) -> str | None:
     """The kind of failure an exception type's name says (``EXCEPTION_KINDS``), if any."""
     return next((kind for kind, pattern in EXCEPTION_KINDS.items() if pattern.search(name)), None)
-
-
-#: A fault's message naming the code that broke: ``undefined method `amount' for nil``, ``has
-#: no attribute 'lines'``, ``KeyError: 'total'``, ``(reading 'amount')``.
-_FAULT_MEMBER_RE = re.compile(
-    r"(?P<lead>undefined (?:local variable or )?method|has no attribute|KeyError:"
-    r"|\(reading|undefined (?:index|property|array key):?)\s*[`'\"](?P<name>[\w.$]+)[`'\"]",
-    re.IGNORECASE,
-)
-
-
-def without_fault_members(text: str) -> str:
-    """``text`` without the names a fault's message gives of the code that broke.
-
-    The name is code, not what failed: "undefined method `amount' for nil:NilClass" in the
-    till's checkout is a crash, not the amount family's mismatch.
-    """
-    return _FAULT_MEMBER_RE.sub(r"\g<lead> ?", text)
 
 
 def exception_kind_in(text: str, name: str) -> str | None:
@@ -378,50 +359,6 @@ def identifiers(text: str) -> list[str]:
     return unique(m.group(0) for m in _IDENTIFIER_RE.finditer(text) if m.group(0) not in stems)
 
 
-#: Inequality as code and logs write it, read as the words a doc uses ("does not equal").
-_NOT_EQUAL_RE = re.compile(r"\s*(?:!=|≠|<>|=/=)\s*")
-
-
-#: An indexed field path: ``lines[3].quantity`` (the container, its index, the field), or a
-#: validation error's location list, ``["body", "lines", 1, "quantity"]``.
-_FIELD_PATH_RES = (
-    re.compile(r"\b(?P<container>[A-Za-z_]\w*)\[\d+\]\.(?P<field>[A-Za-z_]\w*)"),
-    re.compile(
-        r"[\"'](?P<container>[A-Za-z_]\w*)[\"'],\s*\d+,\s*[\"'](?P<field>[A-Za-z_]\w*)[\"']"
-    ),
-)
-#: A data field's name with a plain value (a number, a list, an object, a truth value):
-#: ``total=12.40``, ``lines=4``, ``"amount": 23.10``, ``quantity_ok=true``.
-_DATA_KEY_RE = re.compile(
-    r"(?<![\w.\-])(?:\"[A-Za-z_][\w.]*\"\s*:|[A-Za-z_][\w.()\[\]]*=(?!=))"
-    r"(?=\s*(?:-?\d|\[|\{|true\b|false\b|null\b))",
-    re.IGNORECASE,
-)
-
-
-def words(text: str) -> tuple[str, ...]:
-    """Lower-cased words with every number as ``#``: what phrases are matched on.
-
-    ``!=``, ``≠`` and ``<>`` read as "does not equal": "total 18.40 != sum of lines 18.39" is
-    the doc's "total 19.99 does not equal sum of lines 20.00".
-    """
-    text = _NOT_EQUAL_RE.sub(" does not equal ", without_escapes(text))
-    return tuple("#" if w.isdigit() else w.lower() for w in _WORD_RE.findall(text))
-
-
-def contains_phrase(haystack: Sequence[str], phrase: Sequence[str]) -> bool:
-    """Whether the words of ``phrase`` occur in ``haystack`` in order (gaps allowed)."""
-    if not phrase:
-        return False
-    position = 0
-    for word in haystack:
-        if word == phrase[position]:
-            position += 1
-            if position == len(phrase):
-                return True
-    return False
-
-
 @dataclass(frozen=True)
 class EvidenceText:
     """One citable piece of an incident as the diagnosis reads it."""
@@ -623,80 +560,9 @@ def incident_texts(
         if text and item.get("id"):
             items.append(EvidenceText(str(item["id"]), text, COLLECTED, weak))
     return [
-        EvidenceText(i.id, i.text, i.source, i.weak, _phrase_words(i.text), i.source_code)
+        EvidenceText(i.id, i.text, i.source, i.weak, phrase_words(i.text), i.source_code)
         for i in items
     ]
-
-
-def _phrase_words(text: str) -> tuple[str, ...]:
-    """The words of an incident's piece that phrases are matched on.
-
-    Neither an error code ("this is NOT POS-422-AMOUNT": its words are the code's, matched as
-    a code) nor the code a fault names (``without_fault_members``) is the failure's words.
-    """
-    return words(without_fault_members(without_codes(text)))
-
-
-#: A field's short name in code: ``lines[4].qty`` is the quantity.
-_SHORT_FIELD_NAMES = {"qty": "quantity", "amt": "amount"}
-
-
-def said_words(text: str, fields: Set[str]) -> tuple[str, ...]:
-    """The words a piece says about what failed, leaving out the names of what it carried.
-
-    A data field's name with a plain value (``total=12.40`` in a request line) is what the
-    request carried, not what failed; nor is an indexed path's container when the field after
-    it is one a family's error body names (``fields``): ``lines[3].quantity exceeds 999`` is
-    the quantity failing, where ``lines[2].plu is required`` is a line missing its PLU.
-    """
-
-    def container(match: re.Match[str]) -> str:
-        named = {_SHORT_FIELD_NAMES.get(w, w) for w in words(match.group("field"))} & fields
-        return f" {match.group('field')}" if named else match.group(0)
-
-    text = _DATA_KEY_RE.sub(" ", text)
-    for path in _FIELD_PATH_RES:
-        text = path.sub(container, text)
-    return _phrase_words(text)
-
-
-#: A code the reporter sets aside: denied ("not CO-500", "rule out PAY-408") or past ("last
-#: week's CH-502", "CH-502 (the crash) is fixed"). Said, but not a guess at this incident.
-_DISMISSED_BEFORE_RE = re.compile(
-    r"(?:\bnot|\bisn'?t|\bwasn'?t|\bnothing to do with|\bunrelated to|\brul(?:e[sd]?|ing) out"
-    r"|\blast (?:week|month|night|time)'?s?|\byesterday'?s|\bprevious|\bearlier|\bold)"
-    r"(?:\s+(?:a|an|the|our|that|this|like))?\W{0,3}\s*$",
-    re.IGNORECASE,
-)
-_DISMISSED_AFTER_RE = re.compile(
-    r"^\W{0,3}\s*(?:\([^)]{0,60}\)\s*)?(?:is|was|has been|got|were|are)\s+(?:now\s+)?"
-    r"(?:fixed|resolved|closed|done|mitigated|over|gone|ruled out|not (?:it|the cause))\b",
-    re.IGNORECASE,
-)
-
-
-def dismissed(text: str, code: str) -> bool:
-    """Whether every mention of ``code`` in the reporter's ``text`` sets it aside."""
-    spots = list(re.finditer(re.escape(code), text))
-    return bool(spots) and all(
-        _DISMISSED_BEFORE_RE.search(text[max(0, m.start() - 40) : m.start()])
-        or _DISMISSED_AFTER_RE.search(text[m.end() : m.end() + 80])
-        for m in spots
-    )
-
-
-def without_dismissed_codes(
-    text: str, patterns: Sequence[str] = DEFAULT_ERROR_CODE_PATTERNS
-) -> str:
-    """The reporter's ``text`` without the codes it sets aside and what it says they were.
-
-    "Last week's CH-502 (chiller monitor crash) is fixed. Today: the server room AC alarms"
-    is searched as "Last week's is fixed. Today: the server room AC alarms".
-    """
-    for code in find_error_codes(text, patterns):
-        if dismissed(text, code):
-            text = re.sub(rf"{re.escape(code)}(?:\s*\([^)]{{0,60}}\))?", " ", text)
-    return text
 
 
 def observe_incident(

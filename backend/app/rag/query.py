@@ -21,7 +21,8 @@ from app.evidence.injection import without_instructions
 from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, status_text
-from app.evidence.signals import ALERT_TITLE_RE, is_routine, without_dismissed_codes
+from app.evidence.signals import ALERT_TITLE_RE, is_routine
+from app.evidence.wording import without_dismissed_codes
 
 MAX_QUERY_MESSAGE_CHARS = 300
 MAX_STACK_AND_LOGS_CHARS = 100_000

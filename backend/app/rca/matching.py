@@ -54,18 +54,16 @@ from app.evidence.signals import (
     EvidenceText,
     IncidentSignals,
     Observation,
-    contains_phrase,
     exception_kind,
     exception_kind_in,
     item_shows_trouble,
     path_matches,
-    said_words,
     status_class,
     url_hosts,
-    words,
 )
 from app.evidence.sources.signals import STATUS_FLAT
 from app.evidence.subject import named_system
+from app.evidence.wording import contains_phrase, named_fields, said_words, words
 from app.rag.signals import read_signals
 from app.rca.candidates import Candidate, SignalHit
 
@@ -640,28 +638,6 @@ def weigh_conditions(cand: Candidate, ctx: MatchContext, expected: Sequence[str]
             why=f"the incident shows {observed}, a failure the family's doc never names",
         )
     )
-
-
-#: Where a validation error names the field that failed: ``"field": "customer.email"``,
-#: ``"name": "customer.loyalty_card"``, ``"loc": ["body", "customer", "email"]``, ``field
-#: 'lines'``.
-_NAMED_FIELD_RE = re.compile(
-    r"[\"'](?:field|name|param|parameter|pointer|loc)[\"']\s*:\s*"
-    r"(?:\[(?P<loc>[^\]]*)\]|[\"'](?P<field>[^\"']+)[\"'])"
-    r"|\bfield [`'\"](?P<quoted>[^`'\"]+)[`'\"]",
-    re.IGNORECASE,
-)
-
-
-def named_fields(text: str) -> list[str]:
-    """The fields a validation error in ``text`` names as failing."""
-    found = (
-        " ".join(m.group("loc").split(","))
-        if m.group("loc")
-        else m.group("field") or m.group("quoted")
-        for m in _NAMED_FIELD_RE.finditer(text)
-    )
-    return [f[:80] for f in found]
 
 
 def weigh_named_fields(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
