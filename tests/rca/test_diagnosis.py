@@ -414,7 +414,7 @@ def test_band_two_failures_in_separate_records_are_not_high(chunks: Any) -> None
 )
 def test_a_service_the_reporter_rules_out_is_not_a_mention(chunks: Any, message: str) -> None:
     from app.evidence.signals import incident_texts
-    from app.rca.matching import mentions
+    from app.rca.service_matching import mentions
 
     item = next(i for i in incident_texts({"message": message}) if i.id == "incident:message")
     assert not mentions(item, "inventory-service")
@@ -475,7 +475,7 @@ def test_a_flat_error_ratio_with_only_a_neighbour_hint_abstains(chunks: Any) -> 
 
 
 def test_a_neighbour_is_named_after_a_relation_in_the_component_line(chunks: Any) -> None:
-    from app.rca.matching import is_neighbour, neighbour_words
+    from app.rca.service_matching import is_neighbour, neighbour_words
 
     def neighbours(code: str) -> set[str]:
         return neighbour_words(docs(chunks, (code, 0.5)))

@@ -75,7 +75,6 @@ from app.rca.matching import (
     families,
     is_one_word,
     missing_signals,
-    neighbour_words,
     shows_failure,
     weigh_codes,
     weigh_conditions,
@@ -90,6 +89,7 @@ from app.rca.matching import (
     weigh_set,
     weigh_statuses,
 )
+from app.rca.service_matching import neighbour_words
 
 __all__ = ["SPECIFIC_KINDS", "Candidate", "Diagnosis", "SignalHit", "diagnose"]
 
