@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from http import HTTPStatus
 from typing import Any
 
@@ -63,11 +64,15 @@ CODE = "code"
 SERVICE = "service"
 PHRASE = "phrase"
 CONDITION = "condition"
+#: Kinds of observation that show a failure whatever the words around them.
+FAILURE_SIGNS = frozenset({CODE, STATUS, STATUS_CLASS, EXCEPTION, CONDITION})
 
 #: The evidence id of the incident's ``error_code`` field.
 FIELD_CODE = "incident:error_code"
 #: Where an observation came from; ``message`` is the reporter's own words (prose).
 FIELD, MESSAGE, STACK, LOG, COLLECTED = "field", "message", "stack", "log", "collected"
+#: Where records come from, as against the reporter's words and the structured fields.
+RECORD_SOURCES = frozenset({STACK, LOG, COLLECTED})
 #: The start of an Alertmanager notification title: ``[FIRING:2] HighErrorRate (job=plu …)``.
 ALERT_TITLE_RE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?\]")
 
@@ -410,6 +415,21 @@ class IncidentSignals:
     def values(self, kind: str, *, include_weak: bool = True) -> set[str]:
         """The distinct values of one kind (weak ones optionally left out)."""
         return {o.value for o in self.of(kind) if include_weak or not o.weak}
+
+    @cached_property
+    def failing_records(self) -> frozenset[str]:
+        """The records (stack, log, collected lines) that show something failing.
+
+        Read once per incident: the diagnosis asks it of every candidate.
+        """
+        signs = {o.evidence_id for o in self.observations if o.kind in FAILURE_SIGNS and not o.weak}
+        return frozenset(
+            i.id
+            for i in self.items
+            if i.source in RECORD_SOURCES
+            and not i.weak
+            and (i.id in signs or item_shows_trouble(i))
+        )
 
 
 #: A log line that says its own failure was handled ("re-keyed ok", "operator corrected",

@@ -47,6 +47,7 @@ from app.evidence.signals import (
     CODE,
     CONDITION,
     EXCEPTION,
+    FAILURE_SIGNS,
     FIELD_CODE,
     FILE,
     IDENTIFIER,
@@ -66,12 +67,10 @@ from app.evidence.trouble import says_nothing_fails
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
 from app.rca.matching import (
     FAILURE_KINDS,
-    FAILURE_SIGNS,
     WEAK_STRENGTH,
     MatchContext,
     component_confirmed,
     dedupe,
-    failing_records,
     families,
     is_one_word,
     missing_signals,
@@ -351,7 +350,7 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
     named = next((c for c in candidates if any(by_field(h) for h in c.confirmed)), None)
     if named is None:
         return False
-    failing = failing_records(observed)
+    failing = observed.failing_records
     # The field's family's own service in lines that show it healthy ("GET /chiller/v1/health
     # 200") is no record of its failure.
     recorded = [
@@ -548,12 +547,11 @@ def _decide(
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     trouble = _says_something_fails(observed)
     said = [i.text for i in observed.items if i.source == MESSAGE]
+    quiet = not trouble and any(says_nothing_fails(t) for t in said)
+    quiet_but_slow = not trouble and any(says_nothing_fails(t, slowness_fails=False) for t in said)
 
     def fine(cand: Candidate) -> bool:
-        slowness_fails = _fails_slowly(cand)
-        return not trouble and any(
-            says_nothing_fails(t, slowness_fails=slowness_fails) for t in said
-        )
+        return quiet or (quiet_but_slow and not _fails_slowly(cand))
 
     supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble, fine(c))]
     flat = bool(observed.of(STATUS_FLAT))
@@ -567,7 +565,7 @@ def _decide(
         # location) leads one confirmed only by where it runs and by routine or handled lines:
         # "sale rejected 422 … (re-keyed ok)" beside "plu-service … -> 503" is noise.
         failing = _told_apart(
-            [c for c in supported if shows_failure(c)], prose, failing_records(observed)
+            [c for c in supported if shows_failure(c)], prose, observed.failing_records
         )
         best = _causal_choice(failing, observed) or next(iter(failing), _closest(supported))
         # The best supported candidate leads, even when an unsupported one scored higher.

@@ -29,10 +29,12 @@ from app.rca.schema import Citation, Claim
 
 MAX_EVIDENCE_CLAIMS = 5
 MAX_MISSING = 8
+#: Incident text is quoted, not copied whole: a 4,000-character message stays readable.
 MAX_QUOTE = 500
 
 
-def _clip(text: str, limit: int = MAX_QUOTE) -> str:
+def clip(text: str, limit: int = MAX_QUOTE) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis when it was longer."""
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -80,13 +82,13 @@ def evidence_claims(
         if not text:
             continue
         shown = ", ".join(dict.fromkeys(describe(h) for h in by_id[evidence_id]))
-        quote = _clip(text)
+        quote = clip(text)
         citations = [Citation(id=evidence_id, quote=quote)]
         detail = _detail_line(evidence_id, texts)
         if detail is not None:
-            citations.append(Citation(id=detail[0], quote=_clip(detail[1])))
+            citations.append(Citation(id=detail[0], quote=clip(detail[1])))
             quote = f"{quote} {detail[1].strip()}"
-        claims.append(Claim(text=f"The incident shows {shown}: {_clip(quote)}", evidence=citations))
+        claims.append(Claim(text=f"The incident shows {shown}: {clip(quote)}", evidence=citations))
         if len(claims) >= limit:
             break
     return claims

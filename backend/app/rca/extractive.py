@@ -21,7 +21,13 @@ from app.rca.base import EvidenceItem, RcaInput
 from app.rca.confidence import diagnosis_band
 from app.rca.diagnosis import NO_HISTORY, Candidate, Diagnosis, diagnose
 from app.rca.evidence import describe_frame, failure_location
-from app.rca.explain import cited_incident_ids, evidence_claims, for_and_against, missing_evidence
+from app.rca.explain import (
+    cited_incident_ids,
+    clip,
+    evidence_claims,
+    for_and_against,
+    missing_evidence,
+)
 from app.rca.flags import hypothesis_flags
 from app.rca.prompts import PROMPT_VERSION
 from app.rca.schema import (
@@ -37,16 +43,6 @@ from app.rca.schema import (
 MAX_ALTERNATIVES = 2
 #: Collected series cited in this order: the alert's own expression first, then the RED series.
 METRIC_ORDER = ("alert", "error_ratio", "latency_p95", "restarts", "up")
-#: Incident text is quoted, not copied whole: a 4,000-character message stays readable.
-MAX_QUOTED_CHARS = 500
-
-
-def clip(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
-    """``text`` cut to ``limit`` characters with an ellipsis when it was longer."""
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 _SENTENCE_RE = re.compile(r"(?<=[.;])\s+")
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from app.rca.confidence import diagnosis_band
 from app.rca.diagnosis import Candidate, Diagnosis
-from app.rca.explain import cited_incident_ids, for_and_against
+from app.rca.explain import cited_incident_ids, clip, for_and_against
 from app.rca.schema import MAX_FLAG_CHARS, ConfidenceBand, Flag, Hypothesis
 
 CONTRADICTED = "contradicted"
@@ -49,10 +49,8 @@ def hypothesis_flags(hypothesis: Hypothesis, diagnosis: Diagnosis) -> list[Flag]
     if hypothesis.error_code and candidate is None:
         flags.append(Flag(kind=NOT_DIAGNOSED, message=f"{hypothesis.error_code} was not diagnosed"))
     elif candidate is not None and (candidate.contradicted or not candidate.offered):
-        message = f"{candidate.key}: {for_and_against(candidate)}"
-        if len(message) > MAX_FLAG_CHARS:
-            # Long observed values (a field path, a list of files) must not fail the draft.
-            message = message[: MAX_FLAG_CHARS - 1] + "…"
+        # Long observed values (a field path, a list of files) must not fail the draft.
+        message = clip(f"{candidate.key}: {for_and_against(candidate)}", MAX_FLAG_CHARS)
         flags.append(Flag(kind=CONTRADICTED, message=message))
     if not cited_incident_ids(hypothesis.claims):
         flags.append(

@@ -36,25 +36,23 @@ from typing import Any
 from app.evidence.patterns import normal_code, unique
 from app.evidence.signals import (
     CODE,
-    COLLECTED,
     CONDITION,
     EXCEPTION,
     FIELD_CODE,
     FILE,
     IDENTIFIER,
-    LOG,
     MESSAGE,
     PATH,
     PHRASE,
+    RECORD_SOURCES,
     SERVICE,
-    STACK,
     STATUS,
     STATUS_CLASS,
+    EvidenceText,
     IncidentSignals,
     Observation,
     exception_kind,
     exception_kind_in,
-    item_shows_trouble,
     path_matches,
     status_class,
 )
@@ -97,24 +95,6 @@ def merged_signals(group: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     return merged
 
 
-#: Kinds of observation that show a failure whatever the words around them.
-FAILURE_SIGNS = frozenset({CODE, STATUS, STATUS_CLASS, EXCEPTION, CONDITION})
-
-
-#: Where records come from, as against the reporter's words and the structured fields.
-RECORD_SOURCES = frozenset({STACK, LOG, COLLECTED})
-
-
-def failing_records(observed: IncidentSignals) -> frozenset[str]:
-    """The records (stack, log, collected lines) that show something failing."""
-    signs = {o.evidence_id for o in observed.observations if o.kind in FAILURE_SIGNS and not o.weak}
-    return frozenset(
-        i.id
-        for i in observed.items
-        if i.source in RECORD_SOURCES and not i.weak and (i.id in signs or item_shows_trouble(i))
-    )
-
-
 class MatchContext:
     """What every candidate is compared with: the observations and the candidates' names."""
 
@@ -128,19 +108,24 @@ class MatchContext:
         self.phrase_df = counts
         # The field names the families' error bodies name ("quantity", "total"): a path
         # ending in one names that field, not its container.
-        fields = {
-            w
+        self.fields = {
+            phrase[0]
             for signals in self.signals
             for p in signals.get("phrases", [])
-            for w in words(p)
-            if len(words(p)) == 1
+            if len(phrase := words(p)) == 1
         }
-        self.said = {i.id: said_words(i.text, fields) for i in observed.items}
-        self.failing = failing_records(observed)
-        self.fields = fields
-        self.named_fields = unique(
-            f for i in observed.items if i.id in self.failing for f in named_fields(i.text)
+        # What each piece says, read only for a piece a phrase is found in.
+        self._said: dict[str, tuple[str, ...]] = {}
+        # The fields a failing validation error names, when none is one a family names: a 422
+        # on ``customer.email`` is none of the 422 families'.
+        named = unique(
+            f
+            for i in observed.items
+            if i.id in observed.failing_records
+            for f in named_fields(i.text)
         )
+        unknown = not {w for f in named for w in words(f)} & self.fields
+        self.other_fields = named if unknown else []
         self.codes = {
             normal_code(str((g[0].get("metadata") or {}).get("error_code")))
             for g in groups
@@ -173,6 +158,12 @@ class MatchContext:
                 "incident:message",
             )
             self.reporter = (stand_in, where)
+
+    def said(self, item: EvidenceText) -> tuple[str, ...]:
+        """``said_words`` of one piece, read once."""
+        if item.id not in self._said:
+            self._said[item.id] = said_words(item.text, self.fields)
+        return self._said[item.id]
 
     def _named_system(self) -> str | None:
         """A well-known product the prose says is in trouble, unless a family covers it."""
@@ -284,7 +275,7 @@ def weigh_services(
         shown = [
             (n, i)
             for n, i in shown
-            if "-" in n and (i.source not in RECORD_SOURCES or i.id in ctx.failing)
+            if "-" in n and (i.source not in RECORD_SOURCES or i.id in ctx.observed.failing_records)
         ]
     if shown:
         canonical = next((n for n, _ in shown if n == names[0]), shown[0][0])
@@ -546,18 +537,17 @@ def weigh_named_fields(cand: Candidate, ctx: MatchContext, expected: Sequence[st
     amount); a 422 on ``customer.email`` or ``customer.loyalty_card`` is another failure of
     the same endpoint, which none of them describes.
     """
-    own = {w for p in expected if len(words(p)) == 1 for w in words(p)}
-    named = {w for f in ctx.named_fields for w in words(f)}
-    if not own or not ctx.named_fields or named & ctx.fields:
+    if not ctx.other_fields:
         return
-    if any(h.kind == PHRASE and not h.weak for h in cand.confirmed):
+    own = {phrase[0] for p in expected if len(phrase := words(p)) == 1}
+    if not own or any(h.kind == PHRASE and not h.weak for h in cand.confirmed):
         return
-    observed = ", ".join(ctx.named_fields)
+    observed = ", ".join(ctx.other_fields)
     cand.contradicted.append(
         SignalHit(
             PHRASE,
             ", ".join(sorted(own)),
-            sorted(ctx.failing),
+            sorted(ctx.observed.failing_records),
             observed=observed,
             why=f"the error names {observed}, a field the family's doc never names",
         )
@@ -643,7 +633,7 @@ def weigh_phrases(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -
         # a routine line: the request carried a total, nothing says the total failed.
         # Where the phrase is also said, the lines that only name such a field are no evidence
         # of it ("quantity_ok=true" beside "quantity issue on the tills?").
-        named_only = {i.id for i in items if not contains_phrase(ctx.said[i.id], phrase_words)}
+        named_only = {i.id for i in items if not contains_phrase(ctx.said(i), phrase_words)}
         if len(named_only) < len(items):
             items = [i for i in items if i.id not in named_only]
         ids, weak = _strength((i.id for i in items), {i.id for i in items if i.weak} | named_only)
