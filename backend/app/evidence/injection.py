@@ -17,7 +17,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-_ID_OR_CODE = r"(?:error-doc-[0-9a-f]+|incident:\w+|prom:\w+|log:\S+|[A-Z]{2,6}-\d{3})"
+_ID_OR_CODE = (
+    r"(?:error-doc-[0-9a-f]+|incident:\w+|prom:\w+|log:\S+|[A-Z]{2,6}-\d{3}(?:-[A-Z]{2,10})*)"
+)
 #: Each pattern is an instruction to a model; ordinary operational prose must not match.
 INJECTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE)
@@ -25,10 +27,11 @@ INJECTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|"
         r"earlier|preceding)\s+(?:instructions?|rules|prompts?|directions|guidelines|context)",
         r"\byou\s+are\s+now\b",
-        r"\bsystem\s+prompt\b",
+        r"\bsystem\s+prompt\b|\bsystem\s+(?:note|instructions?)\s*:",
         rf"\bcite\s+(?:only\s+)?{_ID_OR_CODE}",
-        rf"\b(?:answer|respond|reply|conclude|classify)\s+(?:with\s+|as\s+|that\s+it\s+is\s+)?"
-        rf"{_ID_OR_CODE}",
+        rf"\b(?:answer|respond|reply|conclude|classify|categori[sz]e)\s+"
+        rf"(?:(?:this|the|it)\s+)?(?:(?:incident|ticket|issue|alert|case)\s+)?"
+        rf"(?:with\s+|as\s+|under\s+|that\s+it\s+is\s+)?{_ID_OR_CODE}",
         r"\bcite\b[^.\n]{0,60}\b(?:every|each|all)\s+claims?\b",
         r"\b(?:mark|set|rate|label|report)\b[^.\n]{0,40}\bconfidence\b",
         r"\bconfidence\s*(?:[:=]|as|to)?\s*(?:high|certain|100\s*%)",
