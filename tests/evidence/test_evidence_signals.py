@@ -225,6 +225,9 @@ def test_failure_conditions_of_the_platform() -> None:
     assert failure_conditions("connection leak in the pool, memory leak suspected") == []
     assert failure_conditions("deploy pipeline failed at the lint step") == ["build failure"]
     assert failure_conditions("chiller door left open overnight") == ["equipment fault"]
+    equipment_field = "ALARM unit=walkin-2 compressor_fault=true high_temp=true"
+    assert failure_conditions(equipment_field) == ["equipment fault"]
+    assert failure_conditions("Kühlraum zu warm, Kompressor-Alarm") == ["equipment fault"]
     pool = ["connection pool exhausted"]
     assert failure_conditions("HikariPool-1 - Connection is not available, timed out") == pool
     assert failure_conditions("FATAL:  sorry, too many clients already") == pool
@@ -341,6 +344,12 @@ def test_the_site_served_and_the_workload_name_the_system() -> None:
         ("what read timeout does payment-service use? Nothing is broken.", False),
         ("no impact on customers, just asking which retries we run", False),
         ("no impact on the card reader, but sales fail with 422", True),
+        ("CPU usage > 90%. No error-rate or latency monitor is firing.", False),
+        ("no tills are down but the PLU alert is firing", True),
+        ("payment latency and error rates were normal all day", False),
+        ("the slowness turned out to be a CDN change; it's fixed since the rollback", False),
+        ("Everything's green this morning, do we need a postmortem?", False),
+        ("it's fixed, yet the 503s are back again", True),
     ],
 )
 def test_trouble_words_say_something_fails(text: str, trouble: bool) -> None:
@@ -419,6 +428,16 @@ def test_a_report_says_nothing_fails_only_without_slowness() -> None:
     assert not says_nothing_fails("payment-service p99 latency 12s, no errors yet")
     assert not says_nothing_fails("checkout slow, no errors")
     assert not says_nothing_fails("tills down")
+    assert says_nothing_fails("Payment latency and error rates were normal all day")
+    assert not says_nothing_fails("payment latency and timeouts up, error rates were normal")
+
+
+def test_a_report_that_the_trouble_is_over_says_nothing_fails_slowness_and_all() -> None:
+    past = "the checkout slowness we had yesterday was a CDN change; it's fixed since the rollback"
+    assert says_nothing_fails(past)
+    assert says_nothing_fails("Everything's green this morning after yesterday's slow checkout")
+    assert not says_nothing_fails("it's fixed, but checkout is slow again")
+    assert not says_nothing_fails("is it fixed? checkout still slow")
 
 
 def test_a_failure_a_later_line_says_went_through_is_handled() -> None:
@@ -501,6 +520,9 @@ def test_what_a_request_carried_is_not_what_it_says_failed() -> None:
     assert "total" not in request and "lines" not in request
     body = said_words('{"tenders":[{"type":"cash","amount":23.10}]}', fields)
     assert "amount" not in body
+    quoted = said_words('{"declared_total": "12.50", "sum_of_lines": "12.50"}', fields)
+    assert "total" not in quoted and "lines" not in quoted
+    assert "total" in said_words('{"error": "total does not match"}', fields)
     assert "lines" not in said_words("lines[3].quantity 12012 exceeds limit 999", fields)
     assert "lines" not in said_words("sale.lines[4].qty: 1200 exceeds limit 99", fields)
     assert "lines" in said_words("lines[2].plu is required", fields)

@@ -1152,6 +1152,42 @@ def test_a_report_that_says_nothing_fails_is_not_its_services_outage(chunks: Any
     assert timed.leading is not None and timed.leading.key == "PAY-408"
 
 
+def test_a_service_that_only_runs_there_is_not_a_failure_the_reporter_denies(chunks: Any) -> None:
+    # Something else is wrong (a file imported twice), and the reporter says the timeout
+    # family's failure does not show: its service alone does not answer.
+    duplicates = {
+        "message": "Duplicate lines in the card settlement report. Customers were NOT charged "
+        "twice. Payment latency and error rates were normal all day.",
+        "service": "payment-service",
+        "logs": ["payment-service INFO daily stats: p95=610ms, timeouts=0"],
+    }
+    diagnosis = diagnose(
+        duplicates, docs(chunks, ("PAY-408", 0.42)), retrieval_low_confidence=False
+    )
+    assert diagnosis.abstained
+    # The family's own failure in a record still answers, whatever the reporter says.
+    failing = {**duplicates, "logs": ["payment-service ERROR ReadTimeout after 30s (psp)"]}
+    answered = diagnose(failing, docs(chunks, ("PAY-408", 0.42)), retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "PAY-408"
+
+
+def test_an_alerts_name_is_a_claim_the_records_overrule(chunks: Any) -> None:
+    # The alert rule is called "amount mismatch"; the 422 body names the quantity.
+    incident = {
+        "event": "Sentry alert rule: POS amount mismatch",
+        "message": "422 on sale submission, store 0233",
+        "service": "pos-api",
+        "logs": [
+            '{"level": "warn", "service": "pos-api", "msg": "POST /v2/sales 422", "body": '
+            '{"field": "lines[0].quantity", "message": "quantity must be an integer"}, '
+            '"declared_total": "12.50", "sum_of_lines": "12.50"}'
+        ],
+    }
+    pairs = [("POS-422-AMOUNT", 0.75), ("POS-422-QTY", 0.82), ("POS-422-LINES", 0.71)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
+
+
 def test_where_only_services_confirm_the_closest_history_leads(chunks: Any) -> None:
     # pos-api runs four families and calls the PLU service: the service field confirms them
     # all and tells none apart, so the words decide.

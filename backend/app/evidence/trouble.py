@@ -75,8 +75,9 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         # The delivery pipeline, not the running service: "deploy pipeline failed at lint".
         "build failure": r"\b(?:build|pipeline|lint(?:er|ing)?|ci job|unit tests?|compil\w*)\b"
         r"[^.\n]{0,30}\bfail\w*",
-        # The machine in the store, not the software: a compressor alarm, a printer out of paper.
-        "equipment fault": r"\bcompressors?\b|\brefrigerant\b"
+        # The machine in the store, not the software: a compressor alarm (``compressor_fault=1``,
+        # "Kompressor-Alarm"), a printer out of paper.
+        "equipment fault": r"(?<![A-Za-z0-9])(?:[ck]ompressors?|refrigerant)(?![A-Za-z0-9])"
         r"|\bhigh[- ]pressure (?:fault|alarm|trip)|\bpower (?:outage|cut|failure)\b"
         r"|\bpaper (?:jam|low)\b|\bout of paper\b|\bjam(?:med|ming|s)?\b"
         r"|\bhardware (?:fault|failure|error)\b|\bloud noise\b"
@@ -113,20 +114,26 @@ TROUBLE_RE = re.compile(
 )
 
 
-#: Words that say nothing is failing: "slow, no errors", "zero 5xx", "error rate normal".
+#: Words that say nothing is failing: "slow, no errors", "zero 5xx", "error rate normal", "no
+#: latency monitor is firing".
 NO_TROUBLE_RE = re.compile(
-    r"\b(?:no|without|zero|0)\s+(?:new\s+)?(?:errors?|failures?|exceptions?|alerts?|alarms?"
+    # "No error-rate … monitor is firing" is read whole, before "no error" alone.
+    r"\bno(?:\s+[\w-]+){0,4}?\s+(?:monitors?|alerts?|alarms?|rules?)\s+(?:is |are |was |were )?"
+    r"(?:firing|paging)\b|\b(?:nothing|none)\s+(?:is |are |was )?(?:firing|paging)\b"
+    r"|\b(?:no|without|zero|0)\s+(?:new\s+)?(?:errors?|failures?|exceptions?|alerts?|alarms?"
     r"|[45](?:\d\d|xx)s?|timeouts?|crash(?:es)?|restarts?)\b"
-    r"|\berror (?:rate|ratio)s? (?:is |are |looks? |stays? )?(?:normal|flat|ok|fine|zero)\b",
+    r"|\berror (?:rate|ratio)s? (?:is |are |was |were |looks? |stays? |stayed |remained )?"
+    r"(?:normal|flat|ok|fine|zero)\b",
     re.IGNORECASE,
 )
 
 
 #: Words that report slowness, which is the timeout family's failure even with "no errors";
-#: "latency fine" is not one.
+#: "latency fine" and "latency and error rates were normal" are not one.
 SLOWNESS_RE = re.compile(
     r"\b(?:slow\w*|sluggish|latency|p9[059]|hang\w*|spinning|lag(?:s|ging)?)\b"
-    r"(?!\s+(?:is\s+|are\s+|looks?\s+)?(?:fine|normal|ok|okay|good|flat)\b)",
+    r"(?!(?:\s+and\s+[\w-]+(?:\s+[\w-]+)?)?\s+(?:is\s+|are\s+|was\s+|were\s+|looks?\s+"
+    r"|stayed\s+|remained\s+)?(?:fine|normal|ok|okay|good|flat)\b)",
     re.IGNORECASE,
 )
 
@@ -141,16 +148,34 @@ ALL_WELL_RE = re.compile(
 )
 
 
-#: A turn after "all is well": "no impact on customers, but sales fail with 422".
-_CONTRAST_RE = re.compile(r"\b(?:but|however|except|although|though|yet)\b", re.IGNORECASE)
+#: The reporter saying the trouble is over: "it's fixed since the rollback", "everything's
+#: green this morning", "back to normal". Slowness told of beside it is over too.
+FIXED_RE = re.compile(
+    r"\b(?:it's|it is|is now|has been|have been) (?:fixed|resolved|mitigated)\b"
+    r"|\b(?:everything|all)(?:'s| is| looks)? (?:green|back to normal)\b|\ball clear\b",
+    re.IGNORECASE,
+)
+
+#: A turn after "all is well": "no impact on customers, but sales fail with 422", "it's fixed,
+#: yet the 503s are back".
+_CONTRAST_RE = re.compile(r"\b(?:but|however|except|although|though|yet|again)\b", re.IGNORECASE)
+
+
+def _says_fixed(text: str) -> bool:
+    """Whether ``text`` says the trouble is over, with no turn after it."""
+    fixed = FIXED_RE.search(text)
+    return fixed is not None and not _CONTRAST_RE.search(text, fixed.end())
 
 
 def says_nothing_fails(text: str, *, slowness_fails: bool = True) -> bool:
     """Whether ``text`` says outright that nothing fails ("CPU 95%, no errors, latency fine").
 
     Slowness ("just slow, no errors") still fails where ``slowness_fails``: it is the timeout
-    family's failure, not an outage family's.
+    family's failure, not an outage family's. Not after the reporter says it is over: "the
+    slowness we had yesterday … it's fixed since the rollback" is a question about the past.
     """
+    if _says_fixed(text):
+        return True
     quiet = bool(NO_TROUBLE_RE.search(text) or ALL_WELL_RE.search(text))
     return quiet and not (slowness_fails and SLOWNESS_RE.search(text))
 
@@ -158,9 +183,12 @@ def says_nothing_fails(text: str, *, slowness_fails: bool = True) -> bool:
 def shows_trouble(text: str) -> bool:
     """Whether ``text`` says something is failing (``TROUBLE_RE``), ``NO_TROUBLE_RE`` aside.
 
-    Not where it says outright that all is well, slowness aside (``ALL_WELL_RE``): the words
-    of a question ("what read timeout …? Nothing is broken") are no failure.
+    Not where it says outright that all is well, slowness aside (``ALL_WELL_RE``), or that the
+    trouble is over (``FIXED_RE``): the words of a question ("what read timeout …? Nothing is
+    broken") are no failure.
     """
+    if _says_fixed(text):
+        return False
     well = ALL_WELL_RE.search(text)
     if well and not SLOWNESS_RE.search(text) and not _CONTRAST_RE.search(text, well.end()):
         return False

@@ -29,11 +29,12 @@ _FIELD_PATH_RES = (
         r"[\"'](?P<container>[A-Za-z_]\w*)[\"'],\s*\d+,\s*[\"'](?P<field>[A-Za-z_]\w*)[\"']"
     ),
 )
-#: A data field's name with a plain value (a number, a list, an object, a truth value):
-#: ``total=12.40``, ``lines=4``, ``"amount": 23.10``, ``quantity_ok=true``.
+#: A data field's name with a plain value (a number, quoted or not, a list, an object, a truth
+#: value): ``total=12.40``, ``lines=4``, ``"amount": 23.10``, ``"declared_total": "12.50"``,
+#: ``quantity_ok=true``.
 _DATA_KEY_RE = re.compile(
     r"(?<![\w.\-])(?:\"[A-Za-z_][\w.]*\"\s*:|[A-Za-z_][\w.()\[\]]*=(?!=))"
-    r"(?=\s*(?:-?\d|\[|\{|true\b|false\b|null\b))",
+    r"(?=\s*(?:-?\d|[\"']-?\d[\d.,]*[\"']|\[|\{|true\b|false\b|null\b))",
     re.IGNORECASE,
 )
 

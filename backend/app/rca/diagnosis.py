@@ -122,6 +122,9 @@ NOT_COVERED = "similar symptoms in a system the knowledge base does not cover"
 NO_HISTORY = "no similar history in the knowledge base"
 #: The evidence id of the incident's ``service`` field.
 SERVICE_FIELD = "incident:service"
+#: The alert's or monitor's name: what the rule that fired calls the failure, a claim like
+#: the reporter's words, not a record of it ("Sentry alert rule: POS amount mismatch").
+EVENT_FIELD = "incident:event"
 NO_SUPPORT = "no candidate has confirmed, uncontradicted support in the incident's evidence"
 NO_FAILURE = "the measured error ratio stayed flat and no evidence shows a failure"
 
@@ -412,7 +415,9 @@ def _fails_slowly(cand: Candidate) -> bool:
     )
 
 
-def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool, fine: bool) -> bool:
+def _evidence_enough(
+    cand: Candidate, prose: frozenset[str], trouble: bool, fine: bool, denied: bool
+) -> bool:
     """Confirmed by a record (field, stack, log, collected item), or with fair similarity.
 
     ``prose`` holds the ids of the reporter's own words (message, notes). A routine or handled
@@ -424,8 +429,14 @@ def _evidence_enough(cand: Candidate, prose: frozenset[str], trouble: bool, fine
     after the nightly sync" from inventory-service is that service, not its outage family.
     Not even then when the reporter says outright that nothing fails (``fine``: "CPU at 95%,
     no errors, latency fine"; slowness with no errors is still the timeout family's failure).
+    Nor where only the service confirms the family and the reporter says its failure does not
+    show (``denied``), whatever else goes wrong: "settlement file imported twice … payment
+    latency and error rates were normal" from payment-service is not the timeout family.
     """
-    if not trouble and all(h.kind in (SERVICE, STATUS_CLASS) for h in cand.confirmed):
+    only_where = all(h.kind in (SERVICE, STATUS_CLASS) for h in cand.confirmed)
+    if only_where and denied:
+        return False
+    if not trouble and only_where:
         # Nothing fails anywhere and only where it runs confirms the family: the service field
         # with fair similarity may still answer, log lines that merely name the service never
         # do (the family is where the lines come from, not what happened).
@@ -490,7 +501,7 @@ def _seen_failing(hit: SignalHit, failing: frozenset[str]) -> bool:
 
 
 def _told_apart(
-    failing: list[Candidate], prose: frozenset[str], records: frozenset[str]
+    failing: list[Candidate], claims: frozenset[str], records: frozenset[str]
 ) -> list[Candidate]:
     """The failing candidates whose failure shows in what tells them apart, records first.
 
@@ -499,7 +510,8 @@ def _told_apart(
     reporter's words or routine lines tell apart ("the amount thing again?", ``total=23.96``
     in the request line), and either leads one told apart by nothing. A family's own service
     in a failing record tells it apart too: "ECONNREFUSED (inventory-api)" beside
-    "plu-service GET /health 200", both under a caller's 503s.
+    "plu-service GET /health 200", both under a caller's 503s. ``claims`` are the ids of what
+    only says which failure it is (the reporter's words, the alert's name).
     """
     if len(failing) < 2:
         return failing
@@ -515,7 +527,9 @@ def _told_apart(
     shared = set.intersection(
         *({(h.kind, h.signal) for h in c.confirmed if not h.weak} for c in failing)
     )
-    by_records = [c for c in failing if any(i not in prose for h in own(c) for i in h.evidence_ids)]
+    by_records = [
+        c for c in failing if any(i not in claims for h in own(c) for i in h.evidence_ids)
+    ]
     return by_records or [c for c in failing if own(c)] or failing
 
 
@@ -547,13 +561,20 @@ def _decide(
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     trouble = _says_something_fails(observed)
     said = [i.text for i in observed.items if i.source == MESSAGE]
-    quiet = not trouble and any(says_nothing_fails(t) for t in said)
-    quiet_but_slow = not trouble and any(says_nothing_fails(t, slowness_fails=False) for t in said)
+    denies = any(says_nothing_fails(t) for t in said)
+    denies_but_slow = any(says_nothing_fails(t, slowness_fails=False) for t in said)
+
+    def denied(cand: Candidate) -> bool:
+        return denies or (denies_but_slow and not _fails_slowly(cand))
 
     def fine(cand: Candidate) -> bool:
-        return quiet or (quiet_but_slow and not _fails_slowly(cand))
+        return not trouble and denied(cand)
 
-    supported = [c for c in offered if c.supported and _evidence_enough(c, prose, trouble, fine(c))]
+    supported = [
+        c
+        for c in offered
+        if c.supported and _evidence_enough(c, prose, trouble, fine(c), denied(c))
+    ]
     flat = bool(observed.of(STATUS_FLAT))
     if flat and not any(not h.weak for c in supported for h in c.confirmed):
         # The measured error ratio stayed flat and nothing but a weak hint confirms a family:
@@ -565,7 +586,9 @@ def _decide(
         # location) leads one confirmed only by where it runs and by routine or handled lines:
         # "sale rejected 422 … (re-keyed ok)" beside "plu-service … -> 503" is noise.
         failing = _told_apart(
-            [c for c in supported if shows_failure(c)], prose, observed.failing_records
+            [c for c in supported if shows_failure(c)],
+            prose | {EVENT_FIELD},
+            observed.failing_records,
         )
         best = _causal_choice(failing, observed) or next(iter(failing), _closest(supported))
         # The best supported candidate leads, even when an unsupported one scored higher.
