@@ -40,3 +40,17 @@ def test_nul_bytes_and_non_characters_are_stripped_not_a_500(client: TestClient)
     incident = client.get(f"/api/incidents/{created.json()['id']}").json()["incident"]
     assert incident["message"] == "checkout failed"
     assert incident["logs"] == ["ab"]
+
+
+def test_terminal_colour_codes_are_stripped_so_the_words_they_colour_are_read(
+    client: TestClient,
+) -> None:
+    body = {
+        "message": "\u001b[1;31m503 on lookups\u001b[0m",
+        "logs": ["\u001b[31mERROR\u001b[0m plu-service GET /plu/v1/prices/7311 -> 503"],
+    }
+    created = client.post("/api/incidents", json=body)
+    assert created.status_code == 201
+    incident = client.get(f"/api/incidents/{created.json()['id']}").json()["incident"]
+    assert incident["message"] == "503 on lookups"
+    assert incident["logs"] == ["ERROR plu-service GET /plu/v1/prices/7311 -> 503"]

@@ -24,6 +24,8 @@ from app.evaluation.cases import Analysis, hypothesis_codes, ranked_families
 from app.evidence.sources.collector import EvidenceCollector
 from app.graph.deps import GraphDeps
 from app.graph.graph import build_graph
+from app.incidents.redaction import Redactor
+from app.incidents.text import received
 from app.rag.embedding import default_embedder
 from app.rag.knowledge import build_knowledge_base
 from app.rca.factory import build_generator
@@ -88,6 +90,7 @@ class GraphAnalyzer:
             collector=collector,
         )
         self.graph = build_graph(deps, InMemorySaver())
+        self.redactor = Redactor(settings.redaction_patterns)
         self.loop = asyncio.new_event_loop()
         self.seconds: list[float] = []
 
@@ -97,7 +100,8 @@ class GraphAnalyzer:
         state: dict[str, Any] = {}
         gated = True
         async for mode, chunk in self.graph.astream(
-            {"incident_id": thread, "incident": dict(incident)},
+            # What the service would store and run: stripped and masked as it receives it.
+            {"incident_id": thread, "incident": received(incident, self.redactor)},
             {"configurable": {"thread_id": thread}},
             stream_mode=["updates", "values"],
         ):

@@ -42,7 +42,7 @@ from app.incidents.records import (
 )
 from app.incidents.redaction import Redactor
 from app.incidents.repository import AuditEvent, IdempotencyRecord, IncidentRepository
-from app.incidents.text import storable
+from app.incidents.text import received, storable
 from app.rag.history import IncidentHistory
 from app.rca.citations import allowed_evidence_ids, filter_rca
 from app.rca.grounding import CitationChecker
@@ -157,7 +157,7 @@ class IncidentService:
             ValidationFailed: The key was used with another body.
         """
         # Unstorable characters stripped, then masked, before anything is stored or sent.
-        incident = self.redactor.data(storable(body.model_dump(mode="json", exclude_none=True)))
+        incident = received(body.model_dump(mode="json", exclude_none=True), self.redactor)
         digest = hashlib.sha256(json.dumps(incident, sort_keys=True).encode()).hexdigest()
         now = utcnow()
         record = None
