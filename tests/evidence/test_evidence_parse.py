@@ -24,6 +24,23 @@ def test_parse_incident_prefers_the_stack_trace_then_logs_then_message() -> None
     assert from_message.source == "message" and from_message.exception_type == "ZeroDivisionError"
 
 
+def test_of_the_errors_the_one_naming_what_failed_is_causal() -> None:
+    logs = [
+        "07:37:59Z INFO  inventory-service GET /v1/stock/1 200",
+        "07:37:59Z ERROR search-api query parse error q='\"\"' -> 400",
+        "07:38:46Z ERROR checkout-service unhandled exception in POST /checkout: "
+        "ZeroDivisionError: division by zero (checkout_service.py:142 in apply_discount)",
+        "07:38:46Z ERROR checkout-service POST /checkout 500 58ms",
+    ]
+    parsed = parse_entries(logs)
+    assert parsed.exception_type == "ZeroDivisionError"
+    assert "checkout_service.py" in (parsed.causal_line or "")
+    # A server error leads a client error; the first of equals still leads.
+    statuses = parse_entries([logs[1], logs[3]])
+    assert statuses.causal_line == logs[3]
+    assert parse_entries([logs[1]]).causal_line == logs[1]
+
+
 def test_signature_groups_repeats_and_separates_different_errors() -> None:
     first = parse_entries(
         [

@@ -228,6 +228,8 @@ def test_failure_conditions_of_the_platform() -> None:
     equipment_field = "ALARM unit=walkin-2 compressor_fault=true high_temp=true"
     assert failure_conditions(equipment_field) == ["equipment fault"]
     assert failure_conditions("Kühlraum zu warm, Kompressor-Alarm") == ["equipment fault"]
+    assert failure_conditions("till 2 receipt printer not printing") == ["equipment fault"]
+    assert failure_conditions("display says 'cover open'") == ["equipment fault"]
     pool = ["connection pool exhausted"]
     assert failure_conditions("HikariPool-1 - Connection is not available, timed out") == pool
     assert failure_conditions("FATAL:  sorry, too many clients already") == pool

@@ -43,3 +43,22 @@ def test_the_system_is_read_where_a_report_names_its_subject(
     message: str, system: str | None
 ) -> None:
     assert named_system(message) == system
+
+
+def test_another_capabilitys_system_is_named_by_its_host_or_service() -> None:
+    from app.evidence.subject import foreign_systems
+
+    known = frozenset({"payment", "payments", "inventory", "checkout"})
+    tax = "POST https://api.taxwise-vat.example/v1/transactions ReadTimeout (read timeout=30s)"
+    assert foreign_systems(tax, known) == ["api.taxwise-vat.example"]
+    loyalty = "outbound host=api.pointshub-loyalty.example path=/v1/points/redeem ReadTimeout"
+    assert foreign_systems(loyalty, known) == ["api.pointshub-loyalty.example"]
+    pool = "ERROR loyalty-service GET /v1/members/5/points -> 503: QueuePool limit reached"
+    assert foreign_systems(pool, known) == ["loyalty-service"]
+    # The family's own provider, code and a capability a doc covers are no other system.
+    own = "POST https://api.paynova-payments.example/v1/payments/authorise ReadTimeout"
+    assert foreign_systems(own, known) == []
+    java = 'NullPointerException: Cannot invoke "com.retail.pos.loyalty.LoyaltyCard.getTier()"'
+    assert foreign_systems(java, known) == []
+    assert foreign_systems('File "/app/reports.py", line 3', known) == []
+    assert foreign_systems("ERROR search-api 503", known | {"search"}) == []

@@ -1188,6 +1188,116 @@ def test_an_alerts_name_is_a_claim_the_records_overrule(chunks: Any) -> None:
     assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
 
 
+def test_a_failure_in_another_systems_records_is_not_the_familys(chunks: Any) -> None:
+    def timeout_to(host: str) -> dict[str, Any]:
+        return {
+            "message": "Checkout very slow since 13:50 and orders are failing",
+            "service": "checkout",
+            "logs": [
+                "13:50:02Z INFO checkout POST /checkout request_id=7f3a basket_items=2",
+                f"13:51:33Z WARN checkout outbound POST https://{host}/v1/transactions "
+                "ReadTimeout (read timeout=30s), retries exhausted 3/3",
+                "13:51:33Z ERROR checkout request_id=7f3a failed, responding 504 after 91012 ms",
+            ],
+        }
+
+    pairs = [("PAY-408", 0.53), ("POS-500-CHECKOUT", 0.48), ("INV-503", 0.5)]
+    tax = diagnose(
+        timeout_to("api.taxwise-vat.example"), docs(chunks, *pairs), retrieval_low_confidence=False
+    )
+    assert tax.abstained
+    payments = diagnose(
+        timeout_to("api.paynova-payments.example"),
+        docs(chunks, *pairs),
+        retrieval_low_confidence=False,
+    )
+    assert payments.leading is not None and payments.leading.key == "PAY-408"
+    # The pool that ran out is the loyalty service's; the inventory service answers.
+    pools = {
+        "message": "Pool exhaustion alerts this afternoon",
+        "logs": [
+            "14:21:07 INFO inventory-service GET /v1/stock/10233 -> 200 (7 ms), pool in use 4/15",
+            "14:21:09 ERROR loyalty-service GET /v1/members/55102/points -> 503: "
+            "sqlalchemy.exc.TimeoutError: QueuePool limit of size 10 overflow 5 reached",
+        ],
+    }
+    assert diagnose(
+        pools, docs(chunks, ("INV-503", 0.55)), retrieval_low_confidence=False
+    ).abstained
+
+
+def test_the_same_function_in_another_familys_code_has_not_moved(chunks: Any) -> None:
+    def trace(path: str) -> dict[str, Any]:
+        return {
+            "message": "checkout 500s since the 10:00 release",
+            "stack_trace": "Traceback (most recent call last):\n"
+            f'  File "{path}", line 97, in apply_discount\n'
+            "    return promo.amount / basket.item_count\n"
+            "ZeroDivisionError: division by zero",
+        }
+
+    pairs = [("CO-500", 0.86), ("POS-500-CHECKOUT", 0.7)]
+    till = diagnose(
+        trace("/srv/pos_api/till_checkout.py"), docs(chunks, *pairs), retrieval_low_confidence=False
+    )
+    assert till.leading is not None and till.leading.key == "POS-500-CHECKOUT"
+    moved = diagnose(
+        trace("/app/checkout/discount.py"), docs(chunks, *pairs), retrieval_low_confidence=False
+    )
+    assert moved.leading is not None and moved.leading.key == "CO-500"
+
+
+def test_a_service_the_reporter_says_is_fixed_is_ruled_out(chunks: Any) -> None:
+    incident = {
+        "message": "Gateway is still answering 502 Bad Gateway on /api/chillers/* this "
+        "morning. The chiller-monitor crash loop from last night is fixed: readings arrive "
+        "from every store.",
+        "service": "chiller-monitor",
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("CH-502", 0.87)), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    crashing = {**incident, "logs": ["chiller-monitor-5d9f7 OOMKilled, restartCount=10"]}
+    answered = diagnose(crashing, docs(chunks, ("CH-502", 0.87)), retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "CH-502"
+
+
+def test_the_familys_own_client_is_its_own_side(chunks: Any) -> None:
+    incident = {
+        "message": "tills slow to price",
+        "logs": [
+            "INFO sale opened till=3",
+            "ERROR plu-client GET /plu/v1/prices/7311 -> 503 Service Unavailable",
+        ],
+    }
+    diagnosis = diagnose(
+        incident,
+        docs(chunks, ("POS-503-PLU", 0.75), ("INV-503", 0.44)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-503-PLU"
+    assert not diagnosis.leading.contradicted
+
+
+def test_claims_cite_where_each_failure_shows_first_before_its_echoes(chunks: Any) -> None:
+    from app.rca.explain import evidence_claims
+
+    timeout = (
+        "WARN payment-service PSP call failed: java.net.SocketTimeoutException: Read timed out"
+    )
+    echo = "ERROR checkout-service POST /checkout 504 31075ms payment=timeout (payment-service 408)"
+    logs = ["INFO checkout-service POST /checkout 200", timeout, *[echo] * 6]
+    diagnosis = diagnose(
+        {"message": "see logs", "logs": logs},
+        docs(chunks, ("PAY-408", 0.53)),
+        retrieval_low_confidence=False,
+    )
+    assert diagnosis.leading is not None
+    texts = {f"incident:log:{n}": line for n, line in enumerate(logs, 1)}
+    claims = evidence_claims(diagnosis.leading, texts)
+    assert claims[0].evidence[0].id == "incident:log:2"
+    assert claims[1].evidence[0].id == "incident:log:3"
+
+
 def test_where_only_services_confirm_the_closest_history_leads(chunks: Any) -> None:
     # pos-api runs four families and calls the PLU service: the service field confirms them
     # all and tells none apart, so the words decide.

@@ -117,3 +117,53 @@ def named_system(message: str) -> str | None:
             if hit:
                 return hit
     return None
+
+
+#: Business capabilities a retail estate runs beside the knowledge base's systems, as their
+#: hosts and services are named: ``api.taxwise-vat.example``, ``loyalty-service``,
+#: ``shipping-quote``, ``api.pointshub-loyalty.example``.
+OTHER_CAPABILITIES = frozenset(
+    "tax vat shipping shipment shipments parcel parcels carrier courier freight loyalty rewards "
+    "points email mail smtp sms newsletter notification notifications search recommendation "
+    "recommendations recommender reviews ratings geocoding maps analytics reporting report "
+    "reports marketing payroll hr cms cdn images media".split()
+)
+
+#: A system's name as a record writes it: a host or a service, lower-case parts joined by ``-``
+#: or ``.`` (a Java class, ``com.retail.pos.loyalty.LoyaltyCard``, is code and never matches).
+_SYSTEM_NAME_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+(?![\w.-])")
+#: Code, not a system: a source file (``reports.py``) or a package (``com.retail.reports``).
+_CODE_NAME_RE = re.compile(
+    r"\.(?:py|java|js|ts|go|rb|cs|php|kt|scala|rs|cpp|c|h)$|^(?:com|org|java|javax|jdk|sun)\."
+)
+
+
+def _names_capability(part: str, capability: str) -> bool:
+    """Whether a name's part is ``capability`` or a brand built on it (``taxcalc``)."""
+    if part == capability:
+        return True
+    if len(capability) < 3 or len(part) < len(capability) + 2:
+        return False
+    return part.startswith(capability) or (len(capability) >= 4 and part.endswith(capability))
+
+
+def foreign_systems(text: str, known: frozenset[str]) -> list[str]:
+    """Names of systems in a record whose parts say a capability nobody here covers.
+
+    Args:
+        text: A record (a log line, a stack line).
+        known: The knowledge base's own words: a capability a doc names is no other system's.
+
+    Returns:
+        The names in text order (``api.taxwise-vat.example``, ``loyalty-service``).
+    """
+    capabilities = (OTHER_CAPABILITIES | THIRD_PARTY_SYSTEMS) - known
+    found: list[str] = []
+    for match in _SYSTEM_NAME_RE.finditer(text):
+        name = match.group(0)
+        if _CODE_NAME_RE.search(name) or name in found:
+            continue
+        parts = re.split(r"[-.]", name)
+        if any(_names_capability(p, c) for p in parts for c in capabilities):
+            found.append(name)
+    return found

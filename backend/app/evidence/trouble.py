@@ -80,6 +80,8 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         "equipment fault": r"(?<![A-Za-z0-9])(?:[ck]ompressors?|refrigerant)(?![A-Za-z0-9])"
         r"|\bhigh[- ]pressure (?:fault|alarm|trip)|\bpower (?:outage|cut|failure)\b"
         r"|\bpaper (?:jam|low)\b|\bout of paper\b|\bjam(?:med|ming|s)?\b"
+        r"|\bprinters?\b[^.\n]{0,30}\b(?:not printing|offline|cover open|fault|error)\b"
+        r"|\bcover open\b|\bnot printing\b"
         r"|\bhardware (?:fault|failure|error)\b|\bloud noise\b"
         r"|\bfans?\b[^.\n]{0,15}\b(?:failure|fault)s?\b|\b(?:under|over)[- ]?voltage\b"
         r"|\bsensors? (?:fault|failure|error|defect)s?\b|\bcontroller (?:error|fault)s?\b"

@@ -38,7 +38,8 @@ any family, also abstains: there is no failure in view to explain.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -78,6 +79,7 @@ from app.rca.matching import (
     weigh_codes,
     weigh_conditions,
     weigh_contrast_files,
+    weigh_foreign_systems,
     weigh_identifiers,
     weigh_named_fields,
     weigh_other_paths,
@@ -186,12 +188,14 @@ def _score(cand: Candidate, phrase_weight: float) -> float:
     return retrieval + sum(best.values()) + phrase_weight - penalty + hint
 
 
-def _excuse_moved_code(cand: Candidate) -> None:
+def _excuse_moved_code(cand: Candidate, ctx: MatchContext, own: Sequence[str]) -> None:
     """Drop a file contradiction where the same frame runs this family's own function.
 
     Code moves between files (``checkout_service.py`` split into ``checkout/discount.py``); a
     function name such as ``apply_discount`` survives the move, so a frame that names it
-    confirms the family and its new file says nothing against it.
+    confirms the family and its new file says nothing against it. Not where the frame's path
+    names another family's service (``/srv/pos_api/till_checkout.py``, ``apply_discount``):
+    the same function name in another system's code is that system's failure.
     """
     functions = {
         evidence_id: hit.signal
@@ -199,10 +203,12 @@ def _excuse_moved_code(cand: Candidate) -> None:
         if hit.kind == IDENTIFIER and not hit.weak
         for evidence_id in hit.evidence_ids
     }
+    others = ctx.all_services - set(own)
+    texts = {i.id: i.text for i in ctx.observed.items}
     kept: list[SignalHit] = []
     for hit in cand.contradicted:
         frame = next((i for i in hit.evidence_ids if i in functions), None)
-        if hit.kind != FILE or frame is None:
+        if hit.kind != FILE or frame is None or _path_names(texts.get(frame, ""), others):
             kept.append(hit)
             continue
         cand.why.append(
@@ -210,6 +216,12 @@ def _excuse_moved_code(cand: Candidate) -> None:
             f"{functions[frame]}: the family's code has moved, not changed family"
         )
     cand.contradicted = kept
+
+
+def _path_names(frame: str, services: Set[str]) -> bool:
+    """Whether a frame's file path has a directory named as one of ``services`` (``pos_api``)."""
+    directories = {p.replace("_", "-").lower() for p in re.findall(r"([\w.-]+)[/\\]", frame)}
+    return bool(directories & services)
 
 
 def _candidate(
@@ -249,8 +261,9 @@ def _candidate(
     weigh_named_fields(cand, ctx, signals.get("phrases", []))
     weigh_conditions(cand, ctx, signals.get("conditions", []))
     weigh_ruled_out(cand, ctx, signals.get("services", []))
+    weigh_foreign_systems(cand, ctx, signals.get("services", []))
     dedupe(cand)
-    _excuse_moved_code(cand)
+    _excuse_moved_code(cand, ctx, signals.get("services", []))
     cand.missing = missing_signals(cand, signals)
     cand.score = _score(cand, phrase_weight)
     component_contradicted = any(h.kind in (SERVICE, FILE, PATH) for h in cand.contradicted)

@@ -1,8 +1,9 @@
 """The diagnosis in words: the claims, alternatives and missing evidence a draft states.
 
 - ``evidence_claims``: one claim per piece of incident evidence that confirms a candidate --
-  the decisive log line, the frame, the field, the collected series -- quoting it, pieces that
-  confirm more (and non-routine ones) first;
+  the decisive log line, the frame, the field, the collected series -- quoting it: first the
+  record where each of the family's own failure signals shows first (its exception, code,
+  condition, phrase before its status), then pieces that confirm more (and non-routine ones);
 - ``for_and_against``: what supports an alternative and what speaks against it, or "no incident
   evidence" when only similarity brought it up;
 - ``missing_evidence``: the expected signals the incident does not show (never one it shows).
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from app.evidence.signals import (
     CODE,
+    CONDITION,
     EXCEPTION,
     FIELD_CODE,
     FILE,
@@ -73,9 +75,10 @@ def evidence_claims(
         for evidence_id in hit.evidence_ids:
             by_id.setdefault(evidence_id, []).append(hit)
             weak[evidence_id] = hit.weak and weak.get(evidence_id, True)
-    order = sorted(
+    by_count = sorted(
         by_id, key=lambda i: (weak.get(i, False), -len(by_id[i]), i == "incident:message")
     )
+    order = list(dict.fromkeys([*_first_records(candidate), *by_count]))
     claims: list[Claim] = []
     for evidence_id in order:
         text = texts.get(evidence_id)
@@ -92,6 +95,39 @@ def evidence_claims(
         if len(claims) >= limit:
             break
     return claims
+
+
+#: The kinds of signal that say what failed, most telling first.
+_FAILURE_ORDER = (EXCEPTION, CODE, CONDITION, PHRASE, FILE, IDENTIFIER, STATUS)
+
+
+def _first_records(candidate: Candidate) -> list[str]:
+    """Where each failure signal first shows in a record, the most telling kind first.
+
+    A failure repeated fifty times in a long log, and the callers' errors it caused, would
+    otherwise fill the claims before the line that says what failed: the payment client's
+    first ``SocketTimeoutException`` leads the checkout's ``504 … payment=timeout`` lines.
+    """
+    hits = sorted(
+        (h for h in candidate.confirmed if h.kind in _FAILURE_ORDER and not h.weak),
+        key=lambda h: _FAILURE_ORDER.index(h.kind),
+    )
+    firsts = [
+        min(records, key=_evidence_position)
+        for h in hits
+        if (
+            records := [
+                i for i in h.evidence_ids if i.startswith(("incident:log:", "incident:stack:"))
+            ]
+        )
+    ]
+    return list(dict.fromkeys(firsts))
+
+
+def _evidence_position(evidence_id: str) -> tuple[str, int]:
+    """An incident piece's place: its source, then its line number."""
+    prefix, _, number = evidence_id.rpartition(":")
+    return prefix, int(number) if number.isdigit() else 0
 
 
 _FRAME_START = ("File ", "at ", "Traceback", "Caused by")

@@ -22,6 +22,10 @@ candidate; ``missing_signals`` lists what was expected but not observed. Rules:
 - contrast files: a trace through a file the doc names as another system's contradicts;
 - failure conditions of the platform (disk full, out of memory, image pull, certificate…):
   an expected one confirms; another contradicts when nothing shows the family's own failure;
+- another system's record: where the family's own failure (an exception, a condition, else a
+  status) shows only in records naming a system whose name says a capability no doc covers
+  (``api.taxwise-vat.example``, ``loyalty-service``) and none of the family's services, the
+  failure is that system's, and contradicts the family;
 - paths, identifiers: confirm only;
 - phrases: matched word by word; their weight grows with how distinctive their words are
   among the candidates' phrases.
@@ -57,13 +61,14 @@ from app.evidence.signals import (
     status_class,
 )
 from app.evidence.sources.signals import STATUS_FLAT
-from app.evidence.subject import named_system
+from app.evidence.subject import foreign_systems, named_system
 from app.evidence.wording import contains_phrase, named_fields, said_words, words
 from app.rag.signals import read_signals
 from app.rca.candidates import Candidate, SignalHit
 from app.rca.service_matching import (
     GENERIC_NAME_PARTS,
     is_neighbour,
+    is_own_side,
     mentions,
     name_pattern,
     named_to_rule_out,
@@ -132,6 +137,14 @@ class MatchContext:
             if (g[0].get("metadata") or {}).get("error_code")
         }
         self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
+        # The failing records that name a system of a capability none of the docs covers.
+        known = frozenset(w for g in groups for d in g for w in words(str(d.get("content") or "")))
+        texts_by_id = {i.id: i.text for i in observed.items}
+        self.foreign: dict[str, list[str]] = {
+            record: names
+            for record in observed.failing_records
+            if (names := foreign_systems(texts_by_id.get(record, ""), known))
+        }
         # The kind of failure each exception seen says, by its name or its message: the same
         # for every candidate, so read once.
         texts = {i.id: i.text for i in observed.items}
@@ -285,7 +298,8 @@ def weigh_services(
     if ctx.reporter is None:
         return
     reported, where = ctx.reporter
-    if is_neighbour(reported, neighbours):
+    own_side = is_own_side(reported, names)
+    if own_side or is_neighbour(reported, neighbours):
         cand.confirmed.append(
             SignalHit(
                 SERVICE,
@@ -293,7 +307,9 @@ def weigh_services(
                 [where],
                 observed=reported,
                 weak=True,
-                why=f"{reported} calls or neighbours this family (named in its doc)",
+                why=f"{reported} is this family's own system under another name"
+                if own_side
+                else f"{reported} calls or neighbours this family (named in its doc)",
             )
         )
     else:
@@ -314,7 +330,8 @@ def weigh_ruled_out(cand: Candidate, ctx: MatchContext, names: Sequence[str]) ->
 
     It contradicts the family's component unless a record (field, stack, log, collected item)
     confirms the family: the reporter's word stands when nothing else speaks, and yields to the
-    evidence when it does.
+    evidence when it does. The ``service`` field is no such record: it says where the reporter
+    looked, and "the chiller-monitor crash loop is fixed" from chiller-monitor rules it out.
     """
     prose = {i.id: i.text.lower() for i in ctx.observed.items if i.source == MESSAGE}
     ruled_out = [
@@ -326,7 +343,14 @@ def weigh_ruled_out(cand: Candidate, ctx: MatchContext, names: Sequence[str]) ->
     ]
     if not ruled_out:
         return
-    if any(i not in prose for h in cand.confirmed if not h.weak for i in h.evidence_ids):
+    records = (
+        i
+        for h in cand.confirmed
+        if not h.weak
+        for i in h.evidence_ids
+        if i not in prose and i != "incident:service"
+    )
+    if any(records):
         return
     name, item_id = ruled_out[0]
     cand.contradicted.append(
@@ -550,6 +574,48 @@ def weigh_named_fields(cand: Candidate, ctx: MatchContext, expected: Sequence[st
             sorted(ctx.observed.failing_records),
             observed=observed,
             why=f"the error names {observed}, a field the family's doc never names",
+        )
+    )
+
+
+def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[str]) -> None:
+    """A failure seen only in another system's records is that system's, not the family's.
+
+    "outbound POST https://api.taxwise-vat.example/… ReadTimeout" from checkout is the tax
+    provider timing out, not the payment provider; "loyalty-service … QueuePool limit reached"
+    beside "inventory-service … pool in use 4/15" is the loyalty service's pool. The family's
+    own failure (exceptions and conditions, else statuses) decides; a record naming one of the
+    family's services is the family's whatever else it names.
+    """
+    if not ctx.foreign:
+        return
+    failing = ctx.observed.failing_records
+
+    def records(hit: SignalHit) -> list[str]:
+        return [i for i in hit.evidence_ids if i in failing]
+
+    own = [h for h in cand.confirmed if h.kind in (EXCEPTION, CONDITION) and not h.weak]
+    own = [h for h in own if records(h)] or [
+        h for h in cand.confirmed if h.kind == STATUS and not h.weak and records(h)
+    ]
+    if not own:
+        return
+    items = {i.id: i for i in ctx.observed.items}
+
+    def foreign(record: str) -> bool:
+        return record in ctx.foreign and not any(mentions(items[record], n) for n in names)
+
+    ids = unique(i for h in own for i in records(h))
+    if not all(foreign(i) for i in ids):
+        return
+    systems = ", ".join(unique(n for i in ids for n in ctx.foreign[i]))
+    cand.contradicted.append(
+        SignalHit(
+            SERVICE,
+            names[0] if names else "its own system",
+            ids,
+            observed=systems,
+            why=f"the failure shows in {systems}, a system the family's doc does not cover",
         )
     )
 

@@ -66,10 +66,15 @@ def mentions(item: EvidenceText, name: str) -> bool:
     return bool(name_pattern(name).search(text))
 
 
-#: After a service named in prose: it is said to be well ("is fine", "looks healthy").
+#: After a service named in prose: it is said to be well ("is fine", "looks healthy",
+#: "return 200"), or its own trouble over ("crash loop from last night is fixed").
 _WELL_AFTER_RE = re.compile(
     r"(?:'s|\s+itself|\s+(?:itself\s+)?(?:is|are|looks|seems|was|stays|remains))\s+(?:\w+\s+)?"
     r"(?:fine|healthy|ok|okay|up|green|unaffected|normal|good|working)\b"
+    r"|\s+(?:returns?|returned|answers?|answered|responds?|responded)\s+(?:with\s+)?"
+    r"(?:200|2xx|ok)\b"
+    r"|(?:\s+(?!(?:but|and|when|while|because|after|until)\b)[\w-]+){0,5}?"
+    r"\s+(?:is|was|has been)\s+(?:now\s+)?(?:fixed|resolved|recovered)\b"
 )
 #: Before a service named in prose: it is denied ("not pos-api", "nothing wrong with pos-api").
 _DENIED_BEFORE_RE = re.compile(
@@ -120,5 +125,22 @@ def is_neighbour(service: str, neighbours: set[str]) -> bool:
     Every telling part of the name must be a neighbour word: ``checkout-service`` for the
     payment family "called by checkout", ``api-gateway`` for a family "behind the API gateway".
     """
-    parts = [p for p in re.split(r"[-_.]", service.lower()) if p and p not in GENERIC_NAME_PARTS]
+    parts = _telling_parts(service)
     return bool(parts) and all(p in neighbours for p in parts)
+
+
+def _telling_parts(service: str) -> list[str]:
+    """The parts of a service's name that say which system it is (``plu`` of ``plu-client``)."""
+    return [p for p in re.split(r"[-_.]", service.lower()) if p and p not in GENERIC_NAME_PARTS]
+
+
+def is_own_side(service: str, names: Sequence[str]) -> bool:
+    """Whether ``service`` is the family's own system under another suffix (``plu-client``).
+
+    Its telling parts are those of the family's service name, only the generic part differs:
+    the PLU family's ``plu-service`` is called through a ``plu-client``, the payment family's
+    through a ``payment-worker``. Not an alias's parts, nor one of several (``api-gateway`` is
+    not ``pos-card-gateway``'s).
+    """
+    parts = set(_telling_parts(service))
+    return bool(names) and bool(parts) and parts == set(_telling_parts(names[0]))
