@@ -62,3 +62,9 @@ def test_another_capabilitys_system_is_named_by_its_host_or_service() -> None:
     assert foreign_systems(java, known) == []
     assert foreign_systems('File "/app/reports.py", line 3', known) == []
     assert foreign_systems("ERROR search-api 503", known | {"search"}) == []
+    # A name with a part of a family's service name is that family's, whatever else it says.
+    claimed = frozenset({"payment", "card", "inventory"})
+    assert foreign_systems("ERROR payment-auth 504", known, claimed) == []
+    assert foreign_systems("ERROR auth-service POST /oauth/token 500", known, claimed) == [
+        "auth-service"
+    ]

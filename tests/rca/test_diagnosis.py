@@ -1224,6 +1224,19 @@ def test_a_failure_in_another_systems_records_is_not_the_familys(chunks: Any) ->
     assert diagnose(
         pools, docs(chunks, ("INV-503", 0.55)), retrieval_low_confidence=False
     ).abstained
+    # With only a status, the system whose record shows it first failed; its callers echo it.
+    search = {
+        "message": "search on the shop is down",
+        "logs": [
+            "20:07:09 ERROR search-api GET /search?q=oat+milk 503: all shards failed",
+            "20:07:09 WARN  web-frontend search backend answered 503; showing an error page",
+        ],
+    }
+    lookup = docs(chunks, ("INV-503", 0.44))
+    assert diagnose(search, lookup, retrieval_low_confidence=False).abstained
+    stock = {**search, "logs": [search["logs"][1], "ERROR inventory-service GET /v1/stock 503"]}
+    answered = diagnose(stock, lookup, retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "INV-503"
 
 
 def test_the_same_function_in_another_familys_code_has_not_moved(chunks: Any) -> None:

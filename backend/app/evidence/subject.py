@@ -126,7 +126,7 @@ OTHER_CAPABILITIES = frozenset(
     "tax vat shipping shipment shipments parcel parcels carrier courier freight loyalty rewards "
     "points email mail smtp sms newsletter notification notifications search recommendation "
     "recommendations recommender reviews ratings geocoding maps analytics reporting report "
-    "reports marketing payroll hr cms cdn images media".split()
+    "reports marketing payroll hr cms cdn images media auth oauth sso login identity".split()
 )
 
 #: A system's name as a record writes it: a host or a service, lower-case parts joined by ``-``
@@ -147,12 +147,16 @@ def _names_capability(part: str, capability: str) -> bool:
     return part.startswith(capability) or (len(capability) >= 4 and part.endswith(capability))
 
 
-def foreign_systems(text: str, known: frozenset[str]) -> list[str]:
+def foreign_systems(
+    text: str, known: frozenset[str], claimed: frozenset[str] = frozenset()
+) -> list[str]:
     """Names of systems in a record whose parts say a capability nobody here covers.
 
     Args:
         text: A record (a log line, a stack line).
         known: The knowledge base's own words: a capability a doc names is no other system's.
+        claimed: Parts of the knowledge base's service names: a name with one of them is the
+            families' own (``payment-auth``, ``card-auth``), whatever else it says.
 
     Returns:
         The names in text order (``api.taxwise-vat.example``, ``loyalty-service``).
@@ -164,6 +168,8 @@ def foreign_systems(text: str, known: frozenset[str]) -> list[str]:
         if _CODE_NAME_RE.search(name) or name in found:
             continue
         parts = re.split(r"[-.]", name)
+        if claimed & set(parts):
+            continue
         if any(_names_capability(p, c) for p in parts for c in capabilities):
             found.append(name)
     return found

@@ -139,11 +139,15 @@ class MatchContext:
         self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
         # The failing records that name a system of a capability none of the docs covers.
         known = frozenset(w for g in groups for d in g for w in words(str(d.get("content") or "")))
+        claimed = (
+            frozenset(p for name in self.all_services for p in re.split(r"[-_.]", name))
+            - GENERIC_NAME_PARTS
+        )
         texts_by_id = {i.id: i.text for i in observed.items}
         self.foreign: dict[str, list[str]] = {
             record: names
             for record in observed.failing_records
-            if (names := foreign_systems(texts_by_id.get(record, ""), known))
+            if (names := foreign_systems(texts_by_id.get(record, ""), known, claimed))
         }
         # The kind of failure each exception seen says, by its name or its message: the same
         # for every candidate, so read once.
@@ -584,8 +588,10 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
     "outbound POST https://api.taxwise-vat.example/… ReadTimeout" from checkout is the tax
     provider timing out, not the payment provider; "loyalty-service … QueuePool limit reached"
     beside "inventory-service … pool in use 4/15" is the loyalty service's pool. The family's
-    own failure (exceptions and conditions, else statuses) decides; a record naming one of the
-    family's services is the family's whatever else it names.
+    own failure (exceptions and conditions) decides, every record of it another system's; with
+    only a status, the first record of it must be another system's and none the family's (the
+    callers' "search backend answered 503" lines follow "search-api … 503"). A record naming
+    one of the family's services is the family's whatever else it names.
     """
     if not ctx.foreign:
         return
@@ -594,20 +600,25 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
     def records(hit: SignalHit) -> list[str]:
         return [i for i in hit.evidence_ids if i in failing]
 
-    own = [h for h in cand.confirmed if h.kind in (EXCEPTION, CONDITION) and not h.weak]
-    own = [h for h in own if records(h)] or [
-        h for h in cand.confirmed if h.kind == STATUS and not h.weak and records(h)
-    ]
-    if not own:
-        return
     items = {i.id: i for i in ctx.observed.items}
 
-    def foreign(record: str) -> bool:
-        return record in ctx.foreign and not any(mentions(items[record], n) for n in names)
+    def named(record: str) -> bool:
+        return any(mentions(items[record], n) for n in names)
 
-    ids = unique(i for h in own for i in records(h))
-    if not all(foreign(i) for i in ids):
-        return
+    def foreign(record: str) -> bool:
+        return record in ctx.foreign and not named(record)
+
+    own = [h for h in cand.confirmed if h.kind in (EXCEPTION, CONDITION) and not h.weak]
+    if own := [h for h in own if records(h)]:
+        ids = unique(i for h in own for i in records(h))
+        if not all(foreign(i) for i in ids):
+            return
+    else:
+        statuses = [h for h in cand.confirmed if h.kind == STATUS and not h.weak and records(h)]
+        ids = sorted(unique(i for h in statuses for i in records(h)), key=_evidence_order)
+        if not ids or not foreign(ids[0]) or any(named(i) for i in ids):
+            return
+        ids = [i for i in ids if foreign(i)]
     systems = ", ".join(unique(n for i in ids for n in ctx.foreign[i]))
     cand.contradicted.append(
         SignalHit(
@@ -618,6 +629,12 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
             why=f"the failure shows in {systems}, a system the family's doc does not cover",
         )
     )
+
+
+def _evidence_order(evidence_id: str) -> tuple[str, int]:
+    """An incident piece's place: its source, then its line number."""
+    prefix, _, number = evidence_id.rpartition(":")
+    return prefix, int(number) if number.isdigit() else 0
 
 
 def weigh_paths(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
