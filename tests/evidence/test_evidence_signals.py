@@ -553,3 +553,49 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
     assert "authentication" in failure_conditions(upload)
     assert "authentication" in failure_conditions("can't log into chiller dashboard after Okta")
     assert "authentication" in failure_conditions("SSO login failing for store managers")
+
+
+@pytest.mark.parametrize(
+    ("text", "not_live"),
+    [
+        ("Planned maintenance: tonight 22:00 we restart chiller-monitor. Expect 502s.", True),
+        ("AI-3: add unit test for empty basket after last month's CO-500", True),
+        ("[TEST] synthetic alert from the alert-pipeline smoke test, please ignore.", True),
+        ("What read timeout does the payment client use when it calls the provider?", True),
+        ("How do we raise the inventory-service DB pool size? Planning for Black Friday", True),
+        ("All clear: CH-502 resolved 14:05, fresh readings from every store.", True),
+        ("Load test in staging against inventory-api produced 503s, as expected.", True),
+        ("CR-1182: raise psp-adapter read timeout from 5 s to 8 s. Needs CAB approval.", True),
+        ("SyntheticTest", True),
+        # Live whatever the framing: now, still, since, for the last minutes.
+        ("How do we raise the inventory pool size? We're hitting the limit right now", False),
+        (
+            "What read timeout does the payment client use? Payments have been failing with 504 "
+            "for the last 20 minutes",
+            False,
+        ),
+        ("Planned restart at 22:00 ran over: chiller-monitor still crash-looping", False),
+        ("is PLU down? tills show 'price not available' since 10:02", False),
+        ("what's wrong with the card terminals? 502 on every tap", False),
+        ("Postmortem draft: the PLU service returned 503 to pos-api for 25 minutes", False),
+        ("staging: payments time out against the PSP sandbox", False),
+    ],
+)
+def test_a_report_framed_as_no_live_failure(text: str, not_live: bool) -> None:
+    from app.evidence.trouble import says_not_live
+
+    assert says_not_live(text) is not_live
+
+
+def test_a_code_field_the_reporter_sets_aside_is_only_a_hint() -> None:
+    observed = observe_incident(
+        {
+            "error_code": "CH-502",
+            "message": "Reopened from the old CH-502 ticket by the bot - different problem "
+            "though: stock reservations fail with 503 since 16:10.",
+        }
+    )
+    codes = [o for o in observed.observations if o.kind == "code"]
+    assert [(o.value, o.source) for o in codes] == [("CH-502", MESSAGE)]
+    kept = observe_incident({"error_code": "CH-502", "message": "gateway 502 on chillers"})
+    assert [o.source for o in kept.observations if o.kind == "code"] == ["field"]

@@ -1311,6 +1311,91 @@ def test_claims_cite_where_each_failure_shows_first_before_its_echoes(chunks: An
     assert claims[1].evidence[0].id == "incident:log:3"
 
 
+def test_a_field_a_doc_writes_of_in_other_words_is_that_docs(chunks: Any) -> None:
+    incident = {
+        "message": "POS sales rejected after this morning's till client release",
+        "service": "pos-api",
+        "logs": [
+            "07:45:31 WARN pos-api POST /pos/v1/sales -> 422 Unprocessable Entity "
+            '{"field": "currency", "error": "currency GBP does not match store currency EUR"}'
+        ],
+    }
+    pairs = [("POS-422-AMOUNT", 0.75), ("POS-422-QTY", 0.68), ("POS-422-LINES", 0.64)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-AMOUNT"
+    coupon = {**incident, "logs": ['POST /pos/v1/sales -> 422 {"field": "coupon_code"}']}
+    assert diagnose(coupon, docs(chunks, *pairs), retrieval_low_confidence=False).abstained
+
+
+def test_a_fault_in_code_serving_another_capability_is_not_the_familys(chunks: Any) -> None:
+    def trace(frame: str) -> dict[str, Any]:
+        source = frame.split(".")[-2]
+        return {
+            "message": "NullPointerException spikes in pos-backend",
+            "service": "pos-backend",
+            "stack_trace": 'java.lang.NullPointerException: Cannot invoke "Tender.getType()"\n'
+            f"\tat com.retail.pos.{frame}({source}.java:142)\n"
+            "\tat org.springframework.scheduling.support.ScheduledMethodRunnable.run("
+            "ScheduledMethodRunnable.java:84)",
+        }
+
+    till = docs(chunks, ("POS-500-CHECKOUT", 0.44))
+    report = by_code(
+        diagnose(
+            trace("reporting.DailyZReportJob.sumTenders"), till, retrieval_low_confidence=False
+        ).candidates
+    )
+    assert report["POS-500-CHECKOUT"].contradicted
+    answered = diagnose(
+        trace("checkout.TillCheckoutHandler.completeSale"), till, retrieval_low_confidence=False
+    )
+    assert answered.leading is not None and answered.leading.key == "POS-500-CHECKOUT"
+
+
+def test_a_report_of_no_live_failure_abstains_unless_production_records_fail(
+    chunks: Any,
+) -> None:
+    notice = {
+        "event": "maintenance_notice",
+        "message": "Planned maintenance: tonight 22:00 we restart chiller-monitor to load the "
+        "new sensor mapping. Expect 502s from the gateway on chiller endpoints.",
+        "service": "chiller-monitor",
+    }
+    chiller = docs(chunks, ("CH-502", 0.68))
+    assert diagnose(notice, chiller, retrieval_low_confidence=False).abstained
+    test = {"error_code": "CH-502", "event": "SyntheticTest", "message": "[TEST] please ignore"}
+    assert diagnose(test, chiller, retrieval_low_confidence=False).abstained
+    game_day = {
+        "message": "Game day recap: we killed the chiller-monitor pod on purpose; the gateway "
+        "returned 502 for 40 s.",
+        "logs": ["[staging] nginx: upstream prematurely closed connection (chiller-monitor)"],
+    }
+    assert diagnose(game_day, chiller, retrieval_low_confidence=False).abstained
+    # A failing production record shows the failure, whatever the report calls itself.
+    ran_over = {
+        **notice,
+        "logs": ["chiller-monitor-5f7d9 OOMKilled, restartCount=12, back-off restarting"],
+    }
+    answered = diagnose(ran_over, chiller, retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "CH-502"
+
+
+def test_a_service_written_with_its_environment_is_that_service(chunks: Any) -> None:
+    incident = {
+        "message": "stock reservations fail with 503",
+        "logs": [
+            "lb-inventory WARN no healthy targets in target group inventory-api-prod (0/3)",
+            "web-shop ERROR POST /reservations -> 503 Service Unavailable",
+        ],
+    }
+    found = by_code(
+        diagnose(
+            incident, docs(chunks, ("INV-503", 0.56)), retrieval_low_confidence=False
+        ).candidates
+    )
+    assert "service" in kinds(found["INV-503"].confirmed)
+
+
 def test_where_only_services_confirm_the_closest_history_leads(chunks: Any) -> None:
     # pos-api runs four families and calls the PLU service: the service field confirms them
     # all and tells none apart, so the words decide.

@@ -605,6 +605,7 @@ def observe_incident(
     """
     items = incident_texts(incident, collected)
     field_code = normal_code(str(incident.get("error_code") or ""))
+    message = str(incident.get("message") or "")
     observations: list[Observation] = []
     for item in items:
 
@@ -620,7 +621,13 @@ def observe_incident(
             see(IDENTIFIER, identifiers(item.text))
             continue
         if item.id == FIELD_CODE:
-            see(CODE, [item.text.strip().upper()])
+            code = item.text.strip().upper()
+            if dismissed(message, code):
+                # "Reopened from the old CH-502 ticket by the bot - different problem": the
+                # field carries a code the reporter sets aside, a hint at most.
+                observations.append(Observation(CODE, code, item.id, MESSAGE, item.weak))
+            else:
+                see(CODE, [code])
             continue
         codes = find_error_codes(item.text, patterns)
         if item.source == LOG and _LABEL_ECHO_RE.search(item.text):

@@ -173,3 +173,22 @@ def foreign_systems(
         if any(_names_capability(p, c) for p in parts for c in capabilities):
             found.append(name)
     return found
+
+
+def code_capability(name: str, known: frozenset[str]) -> str | None:
+    """The capability a piece of code's name says it serves, when nobody here covers it.
+
+    Args:
+        name: A source file's or class's name, lower-case (``dailyzreportjob.java``,
+            ``zreport.py``).
+        known: The knowledge base's own words.
+
+    Returns:
+        The first of ``OTHER_CAPABILITIES`` (five letters or more, so that ``tax`` is not read
+        in ``syntax``) the name holds, or None.
+    """
+    stem = name.lower().rsplit(".", 1)[0]
+    return next(
+        (c for c in sorted(OTHER_CAPABILITIES - known) if len(c) >= 5 and c in stem),
+        None,
+    )

@@ -6,6 +6,8 @@ fields alike:
 - is something failing at all? ``TROUBLE_RE`` ("down", "503s", "timing out", "no prices
   showing"), minus what says the opposite (``NO_TROUBLE_RE``: "no errors", "error rate
   normal"); ``says_nothing_fails`` is the reporter saying so outright, slowness aside;
+- is it a live failure at all? ``says_not_live``: a question, a planned change, a test or a
+  closed incident's follow-up uses a family's words without anything failing now;
 - is it a failure of the platform rather than of a family's own code? ``FAILURE_CONDITIONS``
   (a full disk, an OOM kill, an expired certificate, an exhausted pool, the site's network …),
   generic, never per family: a doc that names one expects it like any other signal.
@@ -200,3 +202,61 @@ def shows_trouble(text: str) -> bool:
 def failure_conditions(text: str) -> list[str]:
     """The platform failure conditions ``text`` names (``FAILURE_CONDITIONS``), in table order."""
     return [name for name, pattern in FAILURE_CONDITIONS.items() if pattern.search(text)]
+
+
+#: How a report frames what it tells as no live failure: planned work, a closed incident's
+#: follow-up, a test, planning, or a how-to question.
+NOT_LIVE_RE = re.compile(
+    r"\b(?:planned|scheduled|upcoming)\s+(?:maintenance|downtime|restart|outage|change|work)\b"
+    r"|\bmaintenance[ _](?:window|notice)\b|\bchange[ _]request\b|\bCR-\d+\b|\bCAB\b"
+    r"|\b(?:tonight|tomorrow)\b[^.!?\n]{0,30}\bwe (?:will |'ll )?(?:restart|deploy|upgrade|migrate)"
+    r"|\bpost-?mortem (?:review|meeting|follow-?up|action)|\baction items?\b|\bAI-\d+\b"
+    r"|\ball clear\b|\bnothing to do\b"
+    r"|\b(?:resolved|closed|fixed|recovered)\s+(?:at\s+)?\d{1,2}[:.]\d{2}\b|\bstatus[ _]update\b"
+    r"|\[test\]|\bsynthetic(?:[ _]?(?:alert|test|check))\b|\bsmoke test\b|\bplease ignore\b"
+    r"|\bload test\b|\bgame ?day\b|\bchaos (?:test|experiment)\b|\bon purpose\b"
+    r"|\bdeliberately\b|\bas expected\b|\btraining (?:tills?|mode|store)\b"
+    r"|\bcapacity planning\b|\bforecast\b|\bdecommission\w*|\bplanning for\b"
+    r"|\brunbook question\b|\bon-call matrix\b|\btoo noisy\b|\braise the threshold\b"
+    r"|\bduplicate of\b|\bclosing this\b"
+    # A how-to or configuration question: "how do we raise the pool size?", "what read timeout
+    # does the payment client use?", "which field does the 422 name?".
+    r"|(?:^|[.!?:]\s+)(?:how (?:do|can|should) (?:we|i|you)|how to|can we|could we|should we"
+    r"|do we (?:need|have|switch|still)|is there a way|who (?:gets|owns|is on)"
+    r"|which (?:field|setting|value|version|team|timeout)"
+    r"|what (?:[\w-]+ ){0,3}(?:does|do|should) (?:[\w-]+ ){1,4}(?:use|name|return|need|send))"
+    r"\b[^?]{0,200}\?",
+    re.IGNORECASE,
+)
+
+#: What says the failure is happening now, whatever else the report is: "we're hitting the
+#: limit right now", "the window ran over and it still crash-loops", "but now stock 503s".
+LIVE_RE = re.compile(
+    r"\bright now\b|\bcurrently (?:failing|down|erroring|broken|seeing|getting|hitting)\b"
+    r"|\bstill (?:failing|down|erroring|broken|crash\w*|timing out|answering|returning|seeing)\b"
+    r"|\bagain\b|\bsince \d|\bat the moment\b|\bas we speak\b|\bongoing\b|\bbut now\b"
+    r"|\bran over\b|\bkeeps? (?:failing|crashing|timing out|erroring)\b"
+    r"|\b(?:is|are) (?:down|failing|erroring|timing out|crashing|broken)\b"
+    r"|\b(?:has|have) been (?:down|failing|hanging|erroring|timing out|crashing|broken)\b"
+    r"|\bfor the (?:last|past) (?:\d+|few|couple)\b",
+    re.IGNORECASE,
+)
+
+
+def says_not_live(text: str) -> bool:
+    """Whether ``text`` frames what it tells as no live failure (``NOT_LIVE_RE``).
+
+    "Planned maintenance: tonight 22:00 we restart chiller-monitor, expect 502s", "AI-3 from
+    last month's CO-500 postmortem", "[TEST] synthetic alert", "what read timeout does the
+    payment client use?" -- unless it also says the failure is happening now (``LIVE_RE``).
+    """
+    spaced = text.replace("_", " ")
+    return bool(NOT_LIVE_RE.search(spaced)) and not LIVE_RE.search(spaced)
+
+
+#: A record from an environment that is not production: ``[staging]``, ``env=staging``.
+NOT_PRODUCTION_RE = re.compile(
+    r"\[(?:staging|stage|test|dev|qa|uat|sandbox)\]"
+    r"|\b(?:env|environment)\s*[=:]\s*[\"']?(?:staging|stage|test|dev|qa|uat|sandbox)\b",
+    re.IGNORECASE,
+)

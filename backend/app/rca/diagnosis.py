@@ -64,7 +64,7 @@ from app.evidence.signals import (
     observe_incident,
 )
 from app.evidence.sources.signals import STATUS_FLAT
-from app.evidence.trouble import says_nothing_fails
+from app.evidence.trouble import NOT_PRODUCTION_RE, says_not_live, says_nothing_fails
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
 from app.rca.matching import (
     FAILURE_KINDS,
@@ -76,6 +76,7 @@ from app.rca.matching import (
     is_one_word,
     missing_signals,
     shows_failure,
+    weigh_code_location,
     weigh_codes,
     weigh_conditions,
     weigh_contrast_files,
@@ -129,6 +130,10 @@ SERVICE_FIELD = "incident:service"
 EVENT_FIELD = "incident:event"
 NO_SUPPORT = "no candidate has confirmed, uncontradicted support in the incident's evidence"
 NO_FAILURE = "the measured error ratio stayed flat and no evidence shows a failure"
+NOT_LIVE = (
+    "the report tells of no live failure (a question, planned work, a test or a closed "
+    "incident's follow-up) and no production record shows one"
+)
 
 
 @dataclass
@@ -253,6 +258,7 @@ def _candidate(
     )
     weigh_set(cand, ctx, FILE, signals.get("files", []), contradict=True)
     weigh_contrast_files(cand, ctx, signals.get("contrast_files", []))
+    weigh_code_location(cand, ctx, str(meta.get("component") or ""), signals.get("services", []))
     weigh_statuses(cand, ctx, signals.get("statuses", []), signals.get("contrast_statuses", []))
     weigh_paths(cand, ctx, signals.get("paths", []))
     weigh_identifiers(cand, ctx, signals.get("identifiers", []))
@@ -482,6 +488,22 @@ def _says_something_fails(observed: IncidentSignals) -> bool:
     )
 
 
+def _not_live(observed: IncidentSignals) -> bool:
+    """The reporter frames the report as no live failure, and no production record shows one.
+
+    A question, planned work, a test or a closed incident's follow-up ("AI-3 from last month's
+    CO-500 postmortem", "[TEST] synthetic alert" with ``error_code`` POS-422-QTY) names a
+    family without anything failing now: the ``error_code`` and ``event`` fields are labels,
+    not records. A failing record from production (a log line, a stack trace, a collected
+    series) says otherwise; one marked ``[staging]`` does not.
+    """
+    framing = [i.text for i in observed.items if i.source == MESSAGE or i.id == EVENT_FIELD]
+    if not any(says_not_live(text) for text in framing):
+        return False
+    texts = {i.id: i.text for i in observed.items}
+    return all(NOT_PRODUCTION_RE.search(texts[i]) for i in observed.failing_records)
+
+
 def _causal_choice(failing: Sequence[Candidate], observed: IncidentSignals) -> Candidate | None:
     """Of two or more families each failing in the records, the one the causal record shows.
 
@@ -571,6 +593,8 @@ def _decide(
     if not offered:
         where = reporter or "this system"
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({where})", retrieval_low_confidence)
+    if _not_live(observed):
+        return Diagnosis(candidates, True, NOT_LIVE, retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     trouble = _says_something_fails(observed)
     said = [i.text for i in observed.items if i.source == MESSAGE]

@@ -61,7 +61,7 @@ from app.evidence.signals import (
     status_class,
 )
 from app.evidence.sources.signals import STATUS_FLAT
-from app.evidence.subject import foreign_systems, named_system
+from app.evidence.subject import code_capability, foreign_systems, named_system
 from app.evidence.wording import contains_phrase, named_fields, said_words, words
 from app.rag.signals import read_signals
 from app.rca.candidates import Candidate, SignalHit
@@ -121,15 +121,22 @@ class MatchContext:
         }
         # What each piece says, read only for a piece a phrase is found in.
         self._said: dict[str, tuple[str, ...]] = {}
+        # The docs' own words: a capability or a field a doc names is not another system's.
+        self.known = known = frozenset(
+            w for g in groups for d in g for w in words(str(d.get("content") or ""))
+        )
         # The fields a failing validation error names, when none is one a family names: a 422
-        # on ``customer.email`` is none of the 422 families'.
+        # on ``customer.email`` is none of the 422 families'. A field a doc writes of in other
+        # words ("currency code mismatch") is that doc's.
         named = unique(
             f
             for i in observed.items
             if i.id in observed.failing_records
             for f in named_fields(i.text)
         )
-        unknown = not {w for f in named for w in words(f)} & self.fields
+        unknown = not any(
+            set(parts) & self.fields or set(parts) <= known for f in named if (parts := words(f))
+        )
         self.other_fields = named if unknown else []
         self.codes = {
             normal_code(str((g[0].get("metadata") or {}).get("error_code")))
@@ -138,7 +145,6 @@ class MatchContext:
         }
         self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
         # The failing records that name a system of a capability none of the docs covers.
-        known = frozenset(w for g in groups for d in g for w in words(str(d.get("content") or "")))
         claimed = (
             frozenset(p for name in self.all_services for p in re.split(r"[-_.]", name))
             - GENERIC_NAME_PARTS
@@ -498,6 +504,48 @@ def weigh_contrast_files(cand: Candidate, ctx: MatchContext, contrast: Sequence[
                 why=f"the family's doc names {observed} as another system's code",
             )
         )
+
+
+#: Words of a Component line that name no place in code.
+_PLACELESS_WORDS = GENERIC_NAME_PARTS | {"endpoint", "post", "get", "point", "used", "called"}
+
+
+def weigh_code_location(
+    cand: Candidate, ctx: MatchContext, component: str, names: Sequence[str]
+) -> None:
+    """A fault in code that serves another capability is not the family's fault.
+
+    "NullPointerException … at com.retail.pos.reporting.DailyZReportJob.sumTenders" in
+    pos-backend is the end-of-day report failing, not the till checkout handler: the trace's
+    code names a capability no doc covers (``report``) and nothing of the family's component
+    (``till``, ``checkout``, ``sale``). A family whose own file shows is never contradicted so.
+    """
+    if not any(h.kind == EXCEPTION and not h.weak for h in cand.confirmed):
+        return
+    if any(h.kind == FILE for h in cand.confirmed):
+        return
+    files = [o for o in ctx.observed.of(FILE) if not o.weak]
+    place = {
+        w
+        for w in [*words(component), *(p for n in names for p in re.split(r"[-_.]", n))]
+        if len(w) >= 4 and w not in _PLACELESS_WORDS
+    }
+    if not files or any(w in o.value.lower() for o in files for w in place):
+        return
+    others = [(o, c) for o in files if (c := code_capability(o.value, ctx.known))]
+    if not others:
+        return
+    observed = ", ".join(unique(o.value for o, _ in others))
+    capability = others[0][1]
+    cand.contradicted.append(
+        SignalHit(
+            FILE,
+            component or "its own code",
+            unique(o.evidence_id for o, _ in others),
+            observed=observed,
+            why=f"the failing code ({observed}) serves {capability}, not the family's component",
+        )
+    )
 
 
 #: Confirmed kinds that show *what* failed in the family's own terms; a platform failure

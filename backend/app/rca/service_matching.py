@@ -23,10 +23,15 @@ GENERIC_NAME_PARTS = frozenset(
 
 
 _NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
+#: An environment or rollout track after a service's name: ``inventory-api-prod``,
+#: ``plu-service-canary``.
+_DEPLOYMENT_SUFFIX = (
+    r"-(?:prod|production|prd|live|staging|stage|stg|canary|stable|primary|blue|green)"
+)
 
 
 def name_pattern(name: str) -> re.Pattern[str]:
-    """How evidence writes service ``name``: itself, a pod of it, or a Kubernetes reference."""
+    """How evidence writes service ``name``: itself, a deployment or pod of it, or a reference."""
     pattern = _NAME_PATTERNS.get(name)
     if pattern is None:
         # A Deployment's pod (``checkout-service-7c4d9-kq2mz``) names its service too, and so
@@ -40,7 +45,8 @@ def name_pattern(name: str) -> re.Pattern[str]:
             + [rf"(?<=\b{kind}/{literal})" for kind in sorted(KINDS)]
         )
         pattern = re.compile(
-            rf"{literal}(?:{before})(?:{POD_SUFFIX})?(?:(?![a-z0-9_/-])|(?=/[a-z0-9_-]+\]))"
+            rf"{literal}(?:{before})(?:{_DEPLOYMENT_SUFFIX})?(?:{POD_SUFFIX})?"
+            rf"(?:(?![a-z0-9_/-])|(?=/[a-z0-9_-]+\]))"
         )
         _NAME_PATTERNS[name] = pattern
     return pattern
