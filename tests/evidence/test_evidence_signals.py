@@ -368,6 +368,11 @@ def test_an_exception_name_says_its_kind_of_failure() -> None:
     assert exception_kind("NoMethodError") == "fault"
     assert exception_kind("AttributeError") == "fault"
     assert exception_kind("ValueError") is None
+    from app.evidence.signals import exception_kind_in
+
+    operand = "TypeError: unsupported operand type(s) for +=: 'decimal.Decimal' and 'float'"
+    assert exception_kind_in(operand, "TypeError") == "fault"
+    assert exception_kind("panic: runtime error: index out of range [3] with length 3") == "fault"
 
 
 def test_a_type_error_is_a_fault_only_where_its_message_says_so() -> None:
@@ -532,6 +537,19 @@ def test_what_a_request_carried_is_not_what_it_says_failed() -> None:
     assert "lines" not in said_words(pydantic, fields)
     assert "lines" in said_words('{"loc":["body","lines",1,"plu"],"msg":"required"}', fields)
     assert "lines" in said_words('{"field":"lines","message":"expected array"}', fields)
+
+
+def test_a_validation_error_names_its_field_however_it_points_to_it() -> None:
+    from app.evidence.wording import named_fields, words
+
+    pointer = '{"errors":[{"source":{"pointer":"/data/attributes/currency"}}]}'
+    assert named_fields(pointer) == ["currency"]
+    assert named_fields('{"field": "lines[0].quantity"}') == ["lines[0].quantity"]
+    # A socket error's code reads as the doc's words.
+    assert "refused" in words("connect ECONNREFUSED 10.12.4.33:8443")
+    from app.evidence.patterns import find_http_statuses
+
+    assert find_http_statuses("failed: connect ECONNREFUSED -> responding 503 stock") == [503]
 
 
 def test_slowness_without_errors_fails_only_where_slowness_is_the_failure() -> None:

@@ -1323,6 +1323,17 @@ def test_a_field_a_doc_writes_of_in_other_words_is_that_docs(chunks: Any) -> Non
     pairs = [("POS-422-AMOUNT", 0.75), ("POS-422-QTY", 0.68), ("POS-422-LINES", 0.64)]
     diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
     assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-AMOUNT"
+    # The records say it is the amount family, whatever the reporter guessed.
+    guessed = {
+        **incident,
+        "message": "quantity validation failing on every sale in the new Dublin store",
+        "logs": [
+            'WARN 422 {"errors":[{"code":"currency_mismatch","detail":"sale currency GBP does '
+            'not match store currency EUR","source":{"pointer":"/data/attributes/currency"}}]}'
+        ],
+    }
+    told = diagnose(guessed, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert told.leading is not None and told.leading.key == "POS-422-AMOUNT"
     coupon = {**incident, "logs": ['POST /pos/v1/sales -> 422 {"field": "coupon_code"}']}
     assert diagnose(coupon, docs(chunks, *pairs), retrieval_low_confidence=False).abstained
 

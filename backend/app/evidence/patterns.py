@@ -73,7 +73,8 @@ _STATUS_RES = (
         r"\"?\s*[=:]\s*\"?(?P<code>[1-5]\d\d)\b"
     ),
     re.compile(
-        r"(?:->|=>|\breturned|\breturning|\bresponded(?: with)?|\breplied(?: with)?|"
+        r"(?:->|=>|\breturned|\breturning|\bresponded(?: with)?|\bresponding(?: with)?"
+        r"|\bresponds(?: with)?|\breplied(?: with)?|"
         r"\banswered(?: with)?|\breceived|\brejected(?: with)?|\bwith status(?: code)?|"
         r"\bstatus(?: code)?)\s+\"?(?P<code>[1-5]\d\d)\b"
     ),

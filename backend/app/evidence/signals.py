@@ -132,7 +132,9 @@ EXCEPTION_KINDS: dict[str, re.Pattern[str]] = {
         r"Null(?:Pointer|Reference)|NilClass|KeyError|AttributeError|NoMethodError|IndexError"
         r"|IndexOutOfRange|OutOfBounds|UnboundLocalError|NameError|ClassCast|InvalidCast"
         r"|undefined method|nil pointer dereference|has no attribute|'NoneType' object"
-        r"|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function",
+        r"|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function"
+        r"|unsupported operand|index out of range|sequence contains no elements"
+        r"|object is not (?:subscriptable|iterable|callable)",
         re.IGNORECASE,
     ),
 }

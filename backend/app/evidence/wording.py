@@ -39,13 +39,27 @@ _DATA_KEY_RE = re.compile(
 )
 
 
+#: A socket error's code, read as the words a doc uses: Node's ``connect ECONNREFUSED`` is the
+#: doc's "Connection refused".
+_ERRNO_WORDS = {
+    "ECONNREFUSED": " connection refused ",
+    "ECONNRESET": " connection reset ",
+    "ETIMEDOUT": " timed out ",
+    "ESOCKETTIMEDOUT": " socket timed out ",
+    "EHOSTUNREACH": " host unreachable ",
+}
+_ERRNO_RE = re.compile(r"\b(?:" + "|".join(_ERRNO_WORDS) + r")\b")
+
+
 def words(text: str) -> tuple[str, ...]:
     """Lower-cased words with every number as ``#``: what phrases are matched on.
 
     ``!=``, ``≠`` and ``<>`` read as "does not equal": "total 18.40 != sum of lines 18.39" is
-    the doc's "total 19.99 does not equal sum of lines 20.00".
+    the doc's "total 19.99 does not equal sum of lines 20.00"; a socket error's code as its
+    words (``ECONNREFUSED`` as "connection refused").
     """
     text = _NOT_EQUAL_RE.sub(" does not equal ", without_escapes(text))
+    text = _ERRNO_RE.sub(lambda m: _ERRNO_WORDS[m.group(0)], text)
     return tuple("#" if w.isdigit() else w.lower() for w in _WORD_RE.findall(text))
 
 
@@ -163,11 +177,14 @@ _NAMED_FIELD_RE = re.compile(
 
 
 def named_fields(text: str) -> list[str]:
-    """The fields a validation error in ``text`` names as failing."""
+    """The fields a validation error in ``text`` names as failing.
+
+    A JSON pointer names its last member (``/data/attributes/currency`` is the currency).
+    """
     found = (
         " ".join(m.group("loc").split(","))
         if m.group("loc")
         else m.group("field") or m.group("quoted")
         for m in _NAMED_FIELD_RE.finditer(text)
     )
-    return [f[:80] for f in found]
+    return [f.rstrip("/").rsplit("/", 1)[-1][:80] if f.startswith("/") else f[:80] for f in found]

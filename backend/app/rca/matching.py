@@ -128,16 +128,28 @@ class MatchContext:
         # The fields a failing validation error names, when none is one a family names: a 422
         # on ``customer.email`` is none of the 422 families'. A field a doc writes of in other
         # words ("currency code mismatch") is that doc's.
-        named = unique(
-            f
-            for i in observed.items
-            if i.id in observed.failing_records
-            for f in named_fields(i.text)
-        )
+        named_at: dict[str, list[str]] = {}
+        for i in observed.items:
+            if i.id in observed.failing_records:
+                for f in named_fields(i.text):
+                    named_at.setdefault(f, []).append(i.id)
+        named = list(named_at)
         unknown = not any(
             set(parts) & self.fields or set(parts) <= known for f in named if (parts := words(f))
         )
         self.other_fields = named if unknown else []
+        # A named field only one doc writes of, and no family's error body names ("currency"
+        # in the amount family's "currency code mismatch"): the records say it is that one.
+        doc_words = {
+            str(g[0].get("id")): {w for d in g for w in words(str(d.get("content") or ""))}
+            for g in groups
+        }
+        self.field_docs: dict[str, tuple[str, list[str]]] = {}
+        for f, ids in named_at.items():
+            field_words = set(words(f))
+            owners = [doc for doc, ws in doc_words.items() if field_words and field_words <= ws]
+            if len(owners) == 1 and not field_words & self.fields:
+                self.field_docs[f] = (owners[0], ids)
         self.codes = {
             normal_code(str((g[0].get("metadata") or {}).get("error_code")))
             for g in groups
@@ -611,8 +623,14 @@ def weigh_named_fields(cand: Candidate, ctx: MatchContext, expected: Sequence[st
 
     The 422 families tell themselves apart by the field their body names (quantity, lines,
     amount); a 422 on ``customer.email`` or ``customer.loyalty_card`` is another failure of
-    the same endpoint, which none of them describes.
+    the same endpoint, which none of them describes. A field only this family's doc writes of
+    (the amount family's "currency code mismatch") confirms it.
     """
+    for field, (doc_id, ids) in ctx.field_docs.items():
+        if doc_id == cand.doc_id:
+            cand.confirmed.append(
+                SignalHit(PHRASE, field, ids, why=f"only this family's doc writes of {field}")
+            )
     if not ctx.other_fields:
         return
     own = {phrase[0] for p in expected if len(phrase := words(p)) == 1}
