@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from app.evidence.patterns import normal_code, unique
@@ -100,6 +101,12 @@ def merged_signals(group: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     return merged
 
 
+@lru_cache(maxsize=1024)
+def _doc_words(content: str) -> frozenset[str]:
+    """A doc's words, read once per doc text (every incident compares with the same docs)."""
+    return frozenset(words(content))
+
+
 class MatchContext:
     """What every candidate is compared with: the observations and the candidates' names."""
 
@@ -122,8 +129,8 @@ class MatchContext:
         # What each piece says, read only for a piece a phrase is found in.
         self._said: dict[str, tuple[str, ...]] = {}
         # The docs' own words: a capability or a field a doc names is not another system's.
-        self.known = known = frozenset(
-            w for g in groups for d in g for w in words(str(d.get("content") or ""))
+        self.known = known = frozenset().union(
+            *(_doc_words(str(d.get("content") or "")) for g in groups for d in g)
         )
         # The fields a failing validation error names, when none is one a family names: a 422
         # on ``customer.email`` is none of the 422 families'. A field a doc writes of in other
@@ -141,7 +148,9 @@ class MatchContext:
         # A named field only one doc writes of, and no family's error body names ("currency"
         # in the amount family's "currency code mismatch"): the records say it is that one.
         doc_words = {
-            str(g[0].get("id")): {w for d in g for w in words(str(d.get("content") or ""))}
+            str(g[0].get("id")): frozenset().union(
+                *(_doc_words(str(d.get("content") or "")) for d in g)
+            )
             for g in groups
         }
         self.field_docs: dict[str, tuple[str, list[str]]] = {}
