@@ -69,6 +69,8 @@ FAILURE_SIGNS = frozenset({CODE, STATUS, STATUS_CLASS, EXCEPTION, CONDITION})
 
 #: The evidence id of the incident's ``error_code`` field.
 FIELD_CODE = "incident:error_code"
+#: The evidence id of the incident's ``service`` field.
+SERVICE_FIELD = "incident:service"
 #: Where an observation came from; ``message`` is the reporter's own words (prose).
 FIELD, MESSAGE, STACK, LOG, COLLECTED = "field", "message", "stack", "log", "collected"
 #: Where records come from, as against the reporter's words and the structured fields.
@@ -616,7 +618,7 @@ def observe_incident(
                 Observation(kind, str(v), item.id, item.source, item.weak) for v in values
             )
 
-        if item.id == "incident:service":
+        if item.id == SERVICE_FIELD:
             continue
         if item.source_code:
             # Echoed source shows which code ran (its names), not a status, code or failure.

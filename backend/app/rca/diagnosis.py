@@ -56,6 +56,7 @@ from app.evidence.signals import (
     PATH,
     PHRASE,
     SERVICE,
+    SERVICE_FIELD,
     STATUS,
     STATUS_CLASS,
     IncidentSignals,
@@ -123,8 +124,6 @@ HINT_WEIGHT = 0.1
 RANK_WEIGHT = 0.1
 NOT_COVERED = "similar symptoms in a system the knowledge base does not cover"
 NO_HISTORY = "no similar history in the knowledge base"
-#: The evidence id of the incident's ``service`` field.
-SERVICE_FIELD = "incident:service"
 #: The alert's or monitor's name: what the rule that fired calls the failure, a claim like
 #: the reporter's words, not a record of it ("Sentry alert rule: POS amount mismatch").
 EVENT_FIELD = "incident:event"
@@ -209,11 +208,10 @@ def _excuse_moved_code(cand: Candidate, ctx: MatchContext, own: Sequence[str]) -
         for evidence_id in hit.evidence_ids
     }
     others = ctx.all_services - set(own)
-    texts = {i.id: i.text for i in ctx.observed.items}
     kept: list[SignalHit] = []
     for hit in cand.contradicted:
         frame = next((i for i in hit.evidence_ids if i in functions), None)
-        if hit.kind != FILE or frame is None or _path_names(texts.get(frame, ""), others):
+        if hit.kind != FILE or frame is None or _path_names(ctx.texts.get(frame, ""), others):
             kept.append(hit)
             continue
         cand.why.append(

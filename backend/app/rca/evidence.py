@@ -102,3 +102,9 @@ def describe_frame(text: str) -> str:
     if not match:
         return text.strip()
     return f"{match.group('file')}:{match.group('line')} in {match.group('func')}"
+
+
+def evidence_position(evidence_id: str) -> tuple[str, int]:
+    """An incident piece's place, for ordering: its source, then its line number."""
+    prefix, _, number = evidence_id.rpartition(":")
+    return prefix, int(number) if number.isdigit() else 0

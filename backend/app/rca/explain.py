@@ -27,6 +27,7 @@ from app.evidence.signals import (
     STATUS_CLASS,
 )
 from app.rca.diagnosis import Candidate, SignalHit
+from app.rca.evidence import evidence_position
 from app.rca.schema import Citation, Claim
 
 MAX_EVIDENCE_CLAIMS = 5
@@ -113,7 +114,7 @@ def _first_records(candidate: Candidate) -> list[str]:
         key=lambda h: _FAILURE_ORDER.index(h.kind),
     )
     firsts = [
-        min(records, key=_evidence_position)
+        min(records, key=evidence_position)
         for h in hits
         if (
             records := [
@@ -122,12 +123,6 @@ def _first_records(candidate: Candidate) -> list[str]:
         )
     ]
     return list(dict.fromkeys(firsts))
-
-
-def _evidence_position(evidence_id: str) -> tuple[str, int]:
-    """An incident piece's place: its source, then its line number."""
-    prefix, _, number = evidence_id.rpartition(":")
-    return prefix, int(number) if number.isdigit() else 0
 
 
 _FRAME_START = ("File ", "at ", "Traceback", "Caused by")

@@ -51,6 +51,7 @@ from app.evidence.signals import (
     PHRASE,
     RECORD_SOURCES,
     SERVICE,
+    SERVICE_FIELD,
     STATUS,
     STATUS_CLASS,
     EvidenceText,
@@ -66,6 +67,7 @@ from app.evidence.subject import code_capability, foreign_systems, named_system
 from app.evidence.wording import contains_phrase, named_fields, said_words, words
 from app.rag.signals import read_signals
 from app.rca.candidates import Candidate, SignalHit
+from app.rca.evidence import evidence_position
 from app.rca.service_matching import (
     GENERIC_NAME_PARTS,
     is_neighbour,
@@ -170,15 +172,15 @@ class MatchContext:
             frozenset(p for name in self.all_services for p in re.split(r"[-_.]", name))
             - GENERIC_NAME_PARTS
         )
-        texts_by_id = {i.id: i.text for i in observed.items}
+        #: Every piece's text by its evidence id.
+        self.texts = texts = {i.id: i.text for i in observed.items}
         self.foreign: dict[str, list[str]] = {
             record: names
             for record in observed.failing_records
-            if (names := foreign_systems(texts_by_id.get(record, ""), known, claimed))
+            if (names := foreign_systems(texts.get(record, ""), known, claimed))
         }
         # The kind of failure each exception seen says, by its name or its message: the same
         # for every candidate, so read once.
-        texts = {i.id: i.text for i in observed.items}
         self.exception_kinds: dict[Observation, str | None] = {
             o: exception_kind_in(texts.get(o.evidence_id, ""), o.value)
             for o in observed.of(EXCEPTION)
@@ -188,7 +190,7 @@ class MatchContext:
         # for the incident -- but only when the evidence names no service the candidates know.
         self.reporter: tuple[str, str] | None = None
         if observed.service:
-            self.reporter = (observed.service, "incident:service")
+            self.reporter = (observed.service, SERVICE_FIELD)
         elif (
             stand_in := observed.inferred_service
             or observed.workload
@@ -379,7 +381,7 @@ def weigh_ruled_out(cand: Candidate, ctx: MatchContext, names: Sequence[str]) ->
         for h in cand.confirmed
         if not h.weak
         for i in h.evidence_ids
-        if i not in prose and i != "incident:service"
+        if i not in prose and i != SERVICE_FIELD
     )
     if any(records):
         return
@@ -690,7 +692,7 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
             return
     else:
         statuses = [h for h in cand.confirmed if h.kind == STATUS and not h.weak and records(h)]
-        ids = sorted(unique(i for h in statuses for i in records(h)), key=_evidence_order)
+        ids = sorted(unique(i for h in statuses for i in records(h)), key=evidence_position)
         if not ids or not foreign(ids[0]) or any(named(i) for i in ids):
             return
         ids = [i for i in ids if foreign(i)]
@@ -704,12 +706,6 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
             why=f"the failure shows in {systems}, a system the family's doc does not cover",
         )
     )
-
-
-def _evidence_order(evidence_id: str) -> tuple[str, int]:
-    """An incident piece's place: its source, then its line number."""
-    prefix, _, number = evidence_id.rpartition(":")
-    return prefix, int(number) if number.isdigit() else 0
 
 
 def weigh_paths(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -> None:
@@ -781,7 +777,7 @@ def weigh_phrases(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -
         items = [
             i
             for i in ctx.observed.items
-            if i.id not in ("incident:service", FIELD_CODE)
+            if i.id not in (SERVICE_FIELD, FIELD_CODE)
             and not i.source_code
             and contains_phrase(i.words, phrase_words)
         ]

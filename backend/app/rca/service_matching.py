@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.evidence.services import KINDS, POD_SUFFIX, service_name
-from app.evidence.signals import MESSAGE, EvidenceText, url_hosts
+from app.evidence.signals import MESSAGE, SERVICE_FIELD, EvidenceText, url_hosts
 from app.evidence.wording import words
 
 #: Parts of a service name that say nothing about which system it is.
@@ -59,7 +59,7 @@ def mentions(item: EvidenceText, name: str) -> bool:
     ``payments`` in a sentence is a word, not a system; and not where it names the service to
     rule it out ("pos-api is healthy", "not pos-api"). Path segments do not count.
     """
-    if item.id == "incident:service":
+    if item.id == SERVICE_FIELD:
         return service_name(item.text) == name
     if item.source == MESSAGE and "-" not in name:
         return False
