@@ -597,6 +597,7 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
         ("what's wrong with the card terminals? 502 on every tap", False),
         ("Postmortem draft: the PLU service returned 503 to pos-api for 25 minutes", False),
         ("staging: payments time out against the PSP sandbox", False),
+        ("After CR-1182 was deployed at 06:00, payments time out", False),
     ],
 )
 def test_a_report_framed_as_no_live_failure(text: str, not_live: bool) -> None:

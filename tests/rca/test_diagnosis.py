@@ -1212,6 +1212,17 @@ def test_a_failure_in_another_systems_records_is_not_the_familys(chunks: Any) ->
         retrieval_low_confidence=False,
     )
     assert payments.leading is not None and payments.leading.key == "PAY-408"
+    # A host with a part of the family's name makes the record the family's, whatever else
+    # the line names.
+    both = {
+        **timeout_to("psp.example"),
+        "logs": [
+            "13:51:33Z ERROR checkout payment authorise failed: ReadTimeout (host=psp.example) "
+            "while notifying email-service"
+        ],
+    }
+    mixed = diagnose(both, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert mixed.leading is not None and mixed.leading.key == "PAY-408"
     # The pool that ran out is the loyalty service's; the inventory service answers.
     pools = {
         "message": "Pool exhaustion alerts this afternoon",

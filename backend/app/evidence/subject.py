@@ -163,16 +163,32 @@ def foreign_systems(
     """
     capabilities = (OTHER_CAPABILITIES | THIRD_PARTY_SYSTEMS) - known
     found: list[str] = []
-    for match in _SYSTEM_NAME_RE.finditer(text):
-        name = match.group(0)
-        if _CODE_NAME_RE.search(name) or name in found:
-            continue
-        parts = re.split(r"[-.]", name)
+    for name in system_names(text):
+        parts = name_parts(name)
         if claimed & set(parts):
             continue
         if any(_names_capability(p, c) for p in parts for c in capabilities):
             found.append(name)
     return found
+
+
+def system_names(text: str) -> list[str]:
+    """The hosts and services a record names, in text order, code aside.
+
+    ``api.taxwise-vat.example``, ``loyalty-service``, ``psp.example``; never a source file
+    (``reports.py``) or a code package (``com.retail.reports``).
+    """
+    found: list[str] = []
+    for match in _SYSTEM_NAME_RE.finditer(text):
+        name = match.group(0)
+        if not _CODE_NAME_RE.search(name) and name not in found:
+            found.append(name)
+    return found
+
+
+def name_parts(name: str) -> list[str]:
+    """A host's or service's parts: ``api.taxwise-vat.example`` is api, taxwise, vat, example."""
+    return re.split(r"[-.]", name)
 
 
 def code_capability(name: str, known: frozenset[str]) -> str | None:

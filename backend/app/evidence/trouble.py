@@ -238,6 +238,10 @@ LIVE_RE = re.compile(
     r"|\bran over\b|\bkeeps? (?:failing|crashing|timing out|erroring)\b"
     r"|\b(?:is|are) (?:down|failing|erroring|timing out|crashing|broken)\b"
     r"|\b(?:has|have) been (?:down|failing|hanging|erroring|timing out|crashing|broken)\b"
+    # A failure told in the present tense: "after CR-1182 went out, payments time out".
+    r"|\b(?:fails|failing|times? out|timing out|crash(?:es|ing)|erroring|hangs|hanging"
+    r"|throws|throwing|rejects|rejecting|declines|declining|broke|broken)\b"
+    r"|\breturn(?:s|ing) (?:an? )?(?:[45]\d\d|errors?)\b"
     r"|\bfor the (?:last|past) (?:\d+|few|couple)\b",
     re.IGNORECASE,
 )

@@ -63,7 +63,13 @@ from app.evidence.signals import (
     status_class,
 )
 from app.evidence.sources.signals import STATUS_FLAT
-from app.evidence.subject import code_capability, foreign_systems, named_system
+from app.evidence.subject import (
+    code_capability,
+    foreign_systems,
+    name_parts,
+    named_system,
+    system_names,
+)
 from app.evidence.wording import contains_phrase, named_fields, said_words, words
 from app.rag.signals import read_signals
 from app.rca.candidates import Candidate, SignalHit
@@ -678,9 +684,14 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
         return [i for i in hit.evidence_ids if i in failing]
 
     items = {i.id: i for i in ctx.observed.items}
+    own_parts = {p for n in names for p in re.split(r"[-_.]", n)} - GENERIC_NAME_PARTS
 
     def named(record: str) -> bool:
-        return any(mentions(items[record], n) for n in names)
+        # The family's service, or a host with a part of its name (``psp.example`` for the
+        # payment family's ``psp-adapter``), makes the record the family's.
+        return any(mentions(items[record], n) for n in names) or any(
+            own_parts & set(name_parts(n)) for n in system_names(ctx.texts[record])
+        )
 
     def foreign(record: str) -> bool:
         return record in ctx.foreign and not named(record)
