@@ -598,6 +598,25 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
         ("Postmortem draft: the PLU service returned 503 to pos-api for 25 minutes", False),
         ("staging: payments time out against the PSP sandbox", False),
         ("After CR-1182 was deployed at 06:00, payments time out", False),
+        ("CR-2231 went out at 06:00 and since then tills reject every sale", False),
+        (
+            "How do I tell PAY-408 from POS-502-CARD? Example: 'ReadTimeout: Read timed out'. "
+            "Nothing is broken right now, this is just for the documentation.",
+            True,
+        ),
+        (
+            "[Resolved] card authorisations failed between 10:02 and 10:41; all card tenders "
+            "have been working normally since 10:41. This update closes the incident.",
+            True,
+        ),
+        (
+            "Load test LT-18 (staging): inventory-service started returning 503 at 2,000 rps, "
+            "as expected. Production is healthy.",
+            True,
+        ),
+        ("what does '422 quantity must be greater than 0' mean? Nothing is broken today.", True),
+        ("checkout slow, no errors", False),
+        ("no impact on customers yet, tills slow to price", False),
     ],
 )
 def test_a_report_framed_as_no_live_failure(text: str, not_live: bool) -> None:

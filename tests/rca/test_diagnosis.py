@@ -1393,6 +1393,12 @@ def test_a_report_of_no_live_failure_abstains_unless_production_records_fail(
         "logs": ["[staging] nginx: upstream prematurely closed connection (chiller-monitor)"],
     }
     assert diagnose(game_day, chiller, retrieval_low_confidence=False).abstained
+    # Sample lines pasted with a runbook or an alert rule are no production records.
+    runbook = {
+        "message": "Pasting the chiller runbook section for review (no action needed)",
+        "logs": ["EXAMPLE ERROR nginx: upstream prematurely closed connection (chiller-monitor)"],
+    }
+    assert diagnose(runbook, chiller, retrieval_low_confidence=False).abstained
     # A failing production record shows the failure, whatever the report calls itself.
     ran_over = {
         **notice,

@@ -204,63 +204,114 @@ def failure_conditions(text: str) -> list[str]:
     return [name for name, pattern in FAILURE_CONDITIONS.items() if pattern.search(text)]
 
 
-#: How a report frames what it tells as no live failure: planned work, a closed incident's
-#: follow-up, a test, planning, or a how-to question.
-NOT_LIVE_RE = re.compile(
+#: How a report frames what it tells as no live failure, whatever failure words it quotes: a
+#: test or a drill, planned work, a closed incident, a runbook or an example.
+SETTLED_RE = re.compile(
     r"\b(?:planned|scheduled|upcoming)\s+(?:maintenance|downtime|restart|outage|change|work)\b"
-    r"|\bmaintenance[ _](?:window|notice)\b|\bchange[ _]request\b|\bCR-\d+\b|\bCAB\b"
+    r"|\bmaintenance[ _](?:window|notice)\b"
     r"|\b(?:tonight|tomorrow)\b[^.!?\n]{0,30}\bwe (?:will |'ll )?(?:restart|deploy|upgrade|migrate)"
-    r"|\bpost-?mortem (?:review|meeting|follow-?up|action)|\baction items?\b|\bAI-\d+\b"
-    r"|\ball clear\b|\bnothing to do\b"
+    r"|\ball clear\b|\bnothing to do\b|\[resolved\]|\bcloses the incident\b"
+    r"|\bno (?:further )?action (?:is )?(?:needed|required)\b"
     r"|\b(?:resolved|closed|fixed|recovered)\s+(?:at\s+)?\d{1,2}[:.]\d{2}\b|\bstatus[ _]update\b"
     r"|\[test\]|\bsynthetic(?:[ _]?(?:alert|test|check))\b|\bsmoke test\b|\bplease ignore\b"
     r"|\bload test\b|\bgame ?day\b|\bchaos (?:test|experiment)\b|\bon purpose\b"
     r"|\bdeliberately\b|\bas expected\b|\btraining (?:tills?|mode|store)\b"
+    r"|\brunbook (?:section|excerpt|page|draft|entry|question)\b|\bduplicate of\b"
+    r"|\bclosing this\b",
+    re.IGNORECASE,
+)
+
+#: How a report frames what it tells as a question or a plan: no live failure, unless it also
+#: tells one in the present tense.
+ASKING_RE = re.compile(
+    r"\bchange[ _]request\b|\bCR-\d+\b|\bCAB\b"
+    r"|\bpost-?mortem (?:review|meeting|follow-?up|action)|\baction items?\b|\bAI-\d+\b"
     r"|\bcapacity planning\b|\bforecast\b|\bdecommission\w*|\bplanning for\b"
-    r"|\brunbook question\b|\bon-call matrix\b|\btoo noisy\b|\braise the threshold\b"
-    r"|\bduplicate of\b|\bclosing this\b"
+    r"|\bon-call matrix\b|\btoo noisy\b|\braise the threshold\b"
     # A how-to or configuration question: "how do we raise the pool size?", "what read timeout
-    # does the payment client use?", "which field does the 422 name?".
+    # does the payment client use?", "which field does the 422 name?", "what does … mean?".
     r"|(?:^|[.!?:]\s+)(?:how (?:do|can|should) (?:we|i|you)|how to|can we|could we|should we"
     r"|do we (?:need|have|switch|still)|is there a way|who (?:gets|owns|is on)"
     r"|which (?:field|setting|value|version|team|timeout)"
-    r"|what (?:[\w-]+ ){0,3}(?:does|do|should) (?:[\w-]+ ){1,4}(?:use|name|return|need|send))"
+    r"|what (?:[\w-]+ ){0,3}(?:does|do|should) (?:[\w-]+ ){1,4}(?:use|name|return|need|send)"
+    r"|what does\b[^?]{0,120}\bmean)"
     r"\b[^?]{0,200}\?",
     re.IGNORECASE,
 )
 
-#: What says the failure is happening now, whatever else the report is: "we're hitting the
+#: What says the failure is happening now, whatever the report's framing: "we're hitting the
 #: limit right now", "the window ran over and it still crash-loops", "but now stock 503s".
-LIVE_RE = re.compile(
+NOW_RE = re.compile(
     r"\bright now\b|\bcurrently (?:failing|down|erroring|broken|seeing|getting|hitting)\b"
     r"|\bstill (?:failing|down|erroring|broken|crash\w*|timing out|answering|returning|seeing)\b"
-    r"|\bagain\b|\bsince \d|\bat the moment\b|\bas we speak\b|\bongoing\b|\bbut now\b"
+    r"|\bagain\b|\bsince (?:\d|then\b|(?:this|the) (?:morning|deploy|release|change|update))"
+    r"|\bat the moment\b|\bas we speak\b|\bongoing\b|\bbut now\b"
     r"|\bran over\b|\bkeeps? (?:failing|crashing|timing out|erroring)\b"
-    r"|\b(?:is|are) (?:down|failing|erroring|timing out|crashing|broken)\b"
     r"|\b(?:has|have) been (?:down|failing|hanging|erroring|timing out|crashing|broken)\b"
-    # A failure told in the present tense: "after CR-1182 went out, payments time out".
-    r"|\b(?:fails|failing|times? out|timing out|crash(?:es|ing)|erroring|hangs|hanging"
-    r"|throws|throwing|rejects|rejecting|declines|declining|broke|broken)\b"
-    r"|\breturn(?:s|ing) (?:an? )?(?:[45]\d\d|errors?)\b"
     r"|\bfor the (?:last|past) (?:\d+|few|couple)\b",
+    re.IGNORECASE,
+)
+
+#: A failure told in the present tense: "after CR-1182 went out, payments time out".
+PRESENT_FAILURE_RE = re.compile(
+    r"\b(?:is|are) (?:down|failing|erroring|timing out|crashing|broken)\b"
+    r"|\b(?:fail|fails|failing|times? out|timing out|crash(?:es|ing)?|erroring|hangs?|hanging"
+    r"|throws?|throwing|reject|rejects|rejecting|declines?|declining|broke|broken)\b"
+    r"|\breturn(?:s|ing) (?:an? )?(?:[45]\d\d|errors?)\b",
+    re.IGNORECASE,
+)
+
+#: The reporter saying outright that nothing is wrong ("no impact" is not that: live reports
+#: say it of customers while tills fail).
+_NOTHING_WRONG_RE = re.compile(
+    r"\bnothing (?:is |was |seems |looks )?(?:broken|down|failing|wrong)\b"
+    r"|\bnot (?:an? )?(?:incident|outage)\b|\beverything (?:is |works |working )+(?:fine|ok)\b",
+    re.IGNORECASE,
+)
+
+#: A clause saying all is well, left out before looking for what fails now: "nothing is broken
+#: right now", "working normally since 10:41", "production is healthy".
+_WELL_CLAUSE_RE = re.compile(
+    rf"(?:{ALL_WELL_RE.pattern}|{FIXED_RE.pattern}"
+    r"|\bworking normally\b|\b(?:is|are|was|were) (?:healthy|fine|unaffected)\b)[^.;!?\n]*",
     re.IGNORECASE,
 )
 
 
 def says_not_live(text: str) -> bool:
-    """Whether ``text`` frames what it tells as no live failure (``NOT_LIVE_RE``).
+    """Whether ``text`` frames what it tells as no live failure.
 
-    "Planned maintenance: tonight 22:00 we restart chiller-monitor, expect 502s", "AI-3 from
-    last month's CO-500 postmortem", "[TEST] synthetic alert", "what read timeout does the
-    payment client use?" -- unless it also says the failure is happening now (``LIVE_RE``).
+    A test, a drill, planned work, a closed incident, a runbook or the reporter saying all is
+    well ("[TEST] synthetic alert", "load test … 503s, as expected", "nothing is broken, this
+    is for the docs") is no live failure unless the report also says one is happening now
+    (``NOW_RE``: "right now", "still crash-looping", "since 09:12"); a question or a plan
+    ("what read timeout does the payment client use?", "CR-1182: raise the timeout", "AI-3
+    from last month's CO-500 postmortem") not even when it tells a failure in the present
+    tense ("after CR-1182 went out, payments time out"). What a clause saying all is well says
+    ("nothing is broken right now", "working normally since 10:41") is not read for that.
     """
     spaced = text.replace("_", " ")
-    return bool(NOT_LIVE_RE.search(spaced)) and not LIVE_RE.search(spaced)
+    well = _NOTHING_WRONG_RE.search(spaced)
+    settled = (
+        bool(SETTLED_RE.search(spaced))
+        or _says_fixed(spaced)
+        or (well is not None and not _CONTRAST_RE.search(spaced, well.end()))
+    )
+    asking = bool(ASKING_RE.search(spaced))
+    if not (settled or asking):
+        return False
+    told = _WELL_CLAUSE_RE.sub(" ", spaced)
+    if NOW_RE.search(told):
+        return False
+    return settled or not PRESENT_FAILURE_RE.search(told)
 
 
-#: A record from an environment that is not production: ``[staging]``, ``env=staging``.
+#: A record from an environment that is not production (``[staging]``, ``env=staging``), or
+#: a sample of one (``example: ERROR pos-api PLU service unavailable``, an alert rule's
+#: ``rule: …`` expression).
 NOT_PRODUCTION_RE = re.compile(
-    r"\[(?:staging|stage|test|dev|qa|uat|sandbox)\]"
+    r"^\s*(?:example|sample)s?\b|^\s*(?:rule|expr)\s*:"
+    r"|\[(?:staging|stage|test|dev|qa|uat|sandbox)\]"
     r"|\b(?:env|environment)\s*[=:]\s*[\"']?(?:staging|stage|test|dev|qa|uat|sandbox)\b",
     re.IGNORECASE,
 )
