@@ -25,10 +25,10 @@ from app.evidence.signals import (
     path_matches,
     paths,
     site_hosts,
-    statuses,
     url_hosts,
     workload_names,
 )
+from app.evidence.statuses import statuses
 from app.evidence.trouble import failure_conditions, says_nothing_fails, shows_trouble
 from app.evidence.wording import contains_phrase, words
 

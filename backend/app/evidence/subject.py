@@ -4,7 +4,7 @@ On-call messages usually start with what broke: "Jira returns 502", "the VPN gat
 502", "Slack bot replies 'invalid quantity'"; or name it after the symptom: "503 from Keycloak",
 "ZeroDivisionError in a pandas notebook". When no ``service`` field and no record names a
 system, a well-known product named there is where the trouble is, and a family whose doc does
-not cover it is about another system (``app.rca.matching.MatchContext``).
+not cover it is about another system (``app.rca.match_context.MatchContext``).
 
 Only products a retail IT estate runs beside the systems in the knowledge base count
 (``THIRD_PARTY_SYSTEMS``): a report's own words for its subject ("cooling dashboards", "web

@@ -43,11 +43,9 @@ from app.evidence.signals import (
     exception_types,
     files,
     identifiers,
-    is_status_phrase,
     paths,
-    status_class,
-    statuses,
 )
+from app.evidence.statuses import is_status_phrase, status_class, statuses
 from app.evidence.trouble import failure_conditions
 
 #: The doc fields signals are derived from (the Error line, Solution and Validation are not

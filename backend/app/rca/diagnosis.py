@@ -67,13 +67,12 @@ from app.evidence.signals import (
 from app.evidence.sources.signals import STATUS_FLAT
 from app.evidence.trouble import NOT_PRODUCTION_RE, says_not_live, says_nothing_fails
 from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
+from app.rca.match_context import MatchContext, families
 from app.rca.matching import (
     FAILURE_KINDS,
     WEAK_STRENGTH,
-    MatchContext,
     component_confirmed,
     dedupe,
-    families,
     is_one_word,
     missing_signals,
     shows_failure,

@@ -33,10 +33,7 @@ candidate; ``missing_signals`` lists what was expected but not observed. Rules:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
-from typing import Any
 
 from app.evidence.patterns import normal_code, unique
 from app.evidence.signals import (
@@ -54,26 +51,21 @@ from app.evidence.signals import (
     SERVICE_FIELD,
     STATUS,
     STATUS_CLASS,
-    EvidenceText,
-    IncidentSignals,
     Observation,
     exception_kind,
-    exception_kind_in,
     path_matches,
-    status_class,
 )
 from app.evidence.sources.signals import STATUS_FLAT
+from app.evidence.statuses import status_class
 from app.evidence.subject import (
     code_capability,
-    foreign_systems,
     name_parts,
-    named_system,
     system_names,
 )
-from app.evidence.wording import contains_phrase, named_fields, said_words, words
-from app.rag.signals import read_signals
+from app.evidence.wording import contains_phrase, words
 from app.rca.candidates import Candidate, SignalHit
 from app.rca.evidence import evidence_position
+from app.rca.match_context import MatchContext
 from app.rca.service_matching import (
     GENERIC_NAME_PARTS,
     is_neighbour,
@@ -81,6 +73,7 @@ from app.rca.service_matching import (
     mentions,
     name_pattern,
     named_to_rule_out,
+    telling_parts,
 )
 
 #: A phrase weighs this per word, divided by how many candidates' phrases use the word.
@@ -88,161 +81,6 @@ PHRASE_WORD_WEIGHT = 0.08
 MAX_PHRASE_WEIGHT = 0.4
 #: Evidence from a routine (INFO) log line counts this much.
 WEAK_STRENGTH = 0.5
-
-
-def families(docs: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
-    """Docs grouped by family, in the order of each family's best-ranked doc."""
-    groups: dict[str, list[Mapping[str, Any]]] = {}
-    for doc in docs:
-        meta = doc.get("metadata") or {}
-        key = str(meta.get("error_code") or doc.get("id"))
-        groups.setdefault(key, []).append(doc)
-    return list(groups.values())
-
-
-def merged_signals(group: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """The expected signals of a family: the union over its chunks."""
-    merged: dict[str, list[str]] = {}
-    for doc in group:
-        for kind, values in read_signals(doc.get("metadata") or {}).items():
-            merged[kind] = unique([*merged.get(kind, []), *values])
-    return merged
-
-
-@lru_cache(maxsize=1024)
-def _doc_words(content: str) -> frozenset[str]:
-    """A doc's words, read once per doc text (every incident compares with the same docs)."""
-    return frozenset(words(content))
-
-
-class MatchContext:
-    """What every candidate is compared with: the observations and the candidates' names."""
-
-    def __init__(self, observed: IncidentSignals, groups: Sequence[Sequence[Mapping[str, Any]]]):
-        self.observed = observed
-        self.signals = [merged_signals(g) for g in groups]
-        counts: dict[str, int] = {}
-        for signals in self.signals:
-            for word in {w for p in signals.get("phrases", []) for w in words(p)}:
-                counts[word] = counts.get(word, 0) + 1
-        self.phrase_df = counts
-        # The field names the families' error bodies name ("quantity", "total"): a path
-        # ending in one names that field, not its container.
-        self.fields = {
-            phrase[0]
-            for signals in self.signals
-            for p in signals.get("phrases", [])
-            if len(phrase := words(p)) == 1
-        }
-        # What each piece says, read only for a piece a phrase is found in.
-        self._said: dict[str, tuple[str, ...]] = {}
-        # The docs' own words: a capability or a field a doc names is not another system's.
-        self.known = known = frozenset().union(
-            *(_doc_words(str(d.get("content") or "")) for g in groups for d in g)
-        )
-        # The fields a failing validation error names, when none is one a family names: a 422
-        # on ``customer.email`` is none of the 422 families'. A field a doc writes of in other
-        # words ("currency code mismatch") is that doc's.
-        named_at: dict[str, list[str]] = {}
-        for i in observed.items:
-            if i.id in observed.failing_records:
-                for f in named_fields(i.text):
-                    named_at.setdefault(f, []).append(i.id)
-        named = list(named_at)
-        unknown = not any(
-            set(parts) & self.fields or set(parts) <= known for f in named if (parts := words(f))
-        )
-        self.other_fields = named if unknown else []
-        # A named field only one doc writes of, and no family's error body names ("currency"
-        # in the amount family's "currency code mismatch"): the records say it is that one.
-        doc_words = {
-            str(g[0].get("id")): frozenset().union(
-                *(_doc_words(str(d.get("content") or "")) for d in g)
-            )
-            for g in groups
-        }
-        self.field_docs: dict[str, tuple[str, list[str]]] = {}
-        for f, ids in named_at.items():
-            field_words = set(words(f))
-            owners = [doc for doc, ws in doc_words.items() if field_words and field_words <= ws]
-            if len(owners) == 1 and not field_words & self.fields:
-                self.field_docs[f] = (owners[0], ids)
-        self.codes = {
-            normal_code(str((g[0].get("metadata") or {}).get("error_code")))
-            for g in groups
-            if (g[0].get("metadata") or {}).get("error_code")
-        }
-        self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
-        # The failing records that name a system of a capability none of the docs covers.
-        claimed = (
-            frozenset(p for name in self.all_services for p in re.split(r"[-_.]", name))
-            - GENERIC_NAME_PARTS
-        )
-        #: Every piece's text by its evidence id.
-        self.texts = texts = {i.id: i.text for i in observed.items}
-        self.foreign: dict[str, list[str]] = {
-            record: names
-            for record in observed.failing_records
-            if (names := foreign_systems(texts.get(record, ""), known, claimed))
-        }
-        # The kind of failure each exception seen says, by its name or its message: the same
-        # for every candidate, so read once.
-        self.exception_kinds: dict[Observation, str | None] = {
-            o: exception_kind_in(texts.get(o.evidence_id, ""), o.value)
-            for o in observed.of(EXCEPTION)
-        }
-        # With no ``service`` field, the causal log record's own service (or else the one
-        # system the records name: ``container=recommender``, ``host: "wiki.corp"``) speaks
-        # for the incident -- but only when the evidence names no service the candidates know.
-        self.reporter: tuple[str, str] | None = None
-        if observed.service:
-            self.reporter = (observed.service, SERVICE_FIELD)
-        elif (
-            stand_in := observed.inferred_service
-            or observed.workload
-            or self._site(groups)
-            or self._named_system()
-        ) and not any(
-            mentions(item, name) for name in self.all_services for item in observed.items
-        ):
-            where = next(
-                (i.id for i in observed.items if stand_in in i.text.lower()),
-                "incident:message",
-            )
-            self.reporter = (stand_in, where)
-
-    def said(self, item: EvidenceText) -> tuple[str, ...]:
-        """``said_words`` of one piece, read once."""
-        if item.id not in self._said:
-            self._said[item.id] = said_words(item.text, self.fields)
-        return self._said[item.id]
-
-    def _named_system(self) -> str | None:
-        """A well-known product the prose says is in trouble, unless a family covers it."""
-        message = next((i.text for i in self.observed.items if i.id == "incident:message"), "")
-        system = named_system(message)
-        return None if system is None or system in self.all_services else system
-
-    def _site(self, groups: Sequence[Sequence[Mapping[str, Any]]]) -> str | None:
-        """The site a proxy served, unless a request path names a candidate's component.
-
-        A shared front door (``host: "gw.store.corp"``) serves ``/chiller/…`` as well as
-        ``/checkout``: where a record's path has a segment the candidates' ``Component`` lines
-        or service names use, the path says what was asked, and the host says nothing.
-        """
-        if self.observed.site is None:
-            return None
-        known = {
-            w
-            for group in groups
-            for doc in group
-            for w in words(str((doc.get("metadata") or {}).get("component") or ""))
-        }
-        known |= {p for name in self.all_services for p in re.split(r"[-_.]", name) if p}
-        segments = {
-            w for o in self.observed.of(PATH) if o.source != MESSAGE for w in words(o.value)
-        }
-        return None if segments & (known - GENERIC_NAME_PARTS) else self.observed.site
 
 
 def _strength(ids: Iterable[str], weak_ids: set[str]) -> tuple[list[str], bool]:
@@ -556,7 +394,7 @@ def weigh_code_location(
     files = [o for o in ctx.observed.of(FILE) if not o.weak]
     place = {
         w
-        for w in [*words(component), *(p for n in names for p in re.split(r"[-_.]", n))]
+        for w in [*words(component), *(p for n in names for p in telling_parts(n))]
         if len(w) >= 4 and w not in _PLACELESS_WORDS
     }
     if not files or any(w in o.value.lower() for o in files for w in place):
@@ -684,7 +522,7 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
         return [i for i in hit.evidence_ids if i in failing]
 
     items = {i.id: i for i in ctx.observed.items}
-    own_parts = {p for n in names for p in re.split(r"[-_.]", n)} - GENERIC_NAME_PARTS
+    own_parts = {p for n in names for p in telling_parts(n)}
 
     def named(record: str) -> bool:
         # The family's service, or a host with a part of its name (``psp.example`` for the

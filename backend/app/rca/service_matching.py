@@ -131,11 +131,11 @@ def is_neighbour(service: str, neighbours: set[str]) -> bool:
     Every telling part of the name must be a neighbour word: ``checkout-service`` for the
     payment family "called by checkout", ``api-gateway`` for a family "behind the API gateway".
     """
-    parts = _telling_parts(service)
+    parts = telling_parts(service)
     return bool(parts) and all(p in neighbours for p in parts)
 
 
-def _telling_parts(service: str) -> list[str]:
+def telling_parts(service: str) -> list[str]:
     """The parts of a service's name that say which system it is (``plu`` of ``plu-client``)."""
     return [p for p in re.split(r"[-_.]", service.lower()) if p and p not in GENERIC_NAME_PARTS]
 
@@ -148,5 +148,5 @@ def is_own_side(service: str, names: Sequence[str]) -> bool:
     through a ``payment-worker``. Not an alias's parts, nor one of several (``api-gateway`` is
     not ``pos-card-gateway``'s).
     """
-    parts = set(_telling_parts(service))
-    return bool(names) and bool(parts) and parts == set(_telling_parts(names[0]))
+    parts = set(telling_parts(service))
+    return bool(names) and bool(parts) and parts == set(telling_parts(names[0]))
