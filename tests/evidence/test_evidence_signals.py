@@ -348,6 +348,8 @@ def test_the_site_served_and_the_workload_name_the_system() -> None:
         ("no impact on the card reader, but sales fail with 422", True),
         ("CPU usage > 90%. No error-rate or latency monitor is firing.", False),
         ("no tills are down but the PLU alert is firing", True),
+        ("everything is down at store 12", True),
+        ("everything is fine, just asking which retries we run", False),
         ("payment latency and error rates were normal all day", False),
         ("the slowness turned out to be a CDN change; it's fixed since the rollback", False),
         ("Everything's green this morning, do we need a postmortem?", False),
@@ -435,6 +437,7 @@ def test_a_report_says_nothing_fails_only_without_slowness() -> None:
     assert not says_nothing_fails("payment-service p99 latency 12s, no errors yet")
     assert not says_nothing_fails("checkout slow, no errors")
     assert not says_nothing_fails("tills down")
+    assert not says_nothing_fails("everything is down at store 12")
     assert says_nothing_fails("Payment latency and error rates were normal all day")
     assert not says_nothing_fails("payment latency and timeouts up, error rates were normal")
 

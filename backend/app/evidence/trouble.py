@@ -142,13 +142,18 @@ SLOWNESS_RE = re.compile(
 )
 
 
-#: The reporter saying outright that all is well: a question or a request, not an incident
-#: ("what read timeout do we use? Nothing is broken").
-ALL_WELL_RE = re.compile(
+#: The reporter saying outright that nothing is wrong ("nothing is broken", "everything is
+#: fine" -- not "everything is down").
+_NOTHING_WRONG = (
     r"\bnothing (?:is |was |seems |looks )?(?:broken|down|failing|wrong)\b"
-    r"|\bno (?:outage|incident|impact|breakage)s?\b"
-    r"|\bnot (?:an? )?(?:incident|outage)\b|\beverything (?:is |works |working )+(?:fine|ok)?",
-    re.IGNORECASE,
+    r"|\bnot (?:an? )?(?:incident|outage)\b|\beverything (?:is |works |working )+(?:fine|ok)\b"
+)
+_NOTHING_WRONG_RE = re.compile(_NOTHING_WRONG, re.IGNORECASE)
+
+#: The reporter saying outright that all is well: a question or a request, not an incident
+#: ("what read timeout do we use? Nothing is broken"), or that there is no impact.
+ALL_WELL_RE = re.compile(
+    _NOTHING_WRONG + r"|\bno (?:outage|incident|impact|breakage)s?\b", re.IGNORECASE
 )
 
 
@@ -165,10 +170,15 @@ FIXED_RE = re.compile(
 _CONTRAST_RE = re.compile(r"\b(?:but|however|except|although|though|yet|again)\b", re.IGNORECASE)
 
 
+def _says_outright(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether ``text`` says what ``pattern`` matches with no turn after it ("…, but …")."""
+    said = pattern.search(text)
+    return said is not None and not _CONTRAST_RE.search(text, said.end())
+
+
 def _says_fixed(text: str) -> bool:
     """Whether ``text`` says the trouble is over, with no turn after it."""
-    fixed = FIXED_RE.search(text)
-    return fixed is not None and not _CONTRAST_RE.search(text, fixed.end())
+    return _says_outright(FIXED_RE, text)
 
 
 def says_nothing_fails(text: str, *, slowness_fails: bool = True) -> bool:
@@ -193,8 +203,7 @@ def shows_trouble(text: str) -> bool:
     """
     if _says_fixed(text):
         return False
-    well = ALL_WELL_RE.search(text)
-    if well and not SLOWNESS_RE.search(text) and not _CONTRAST_RE.search(text, well.end()):
+    if _says_outright(ALL_WELL_RE, text) and not SLOWNESS_RE.search(text):
         return False
     return bool(TROUBLE_RE.search(NO_TROUBLE_RE.sub(" ", text)))
 
@@ -261,14 +270,6 @@ PRESENT_FAILURE_RE = re.compile(
     re.IGNORECASE,
 )
 
-#: The reporter saying outright that nothing is wrong ("no impact" is not that: live reports
-#: say it of customers while tills fail).
-_NOTHING_WRONG_RE = re.compile(
-    r"\bnothing (?:is |was |seems |looks )?(?:broken|down|failing|wrong)\b"
-    r"|\bnot (?:an? )?(?:incident|outage)\b|\beverything (?:is |works |working )+(?:fine|ok)\b",
-    re.IGNORECASE,
-)
-
 #: A clause saying all is well, left out before looking for what fails now: "nothing is broken
 #: right now", "working normally since 10:41", "production is healthy".
 _WELL_CLAUSE_RE = re.compile(
@@ -291,11 +292,10 @@ def says_not_live(text: str) -> bool:
     ("nothing is broken right now", "working normally since 10:41") is not read for that.
     """
     spaced = text.replace("_", " ")
-    well = _NOTHING_WRONG_RE.search(spaced)
     settled = (
         bool(SETTLED_RE.search(spaced))
         or _says_fixed(spaced)
-        or (well is not None and not _CONTRAST_RE.search(spaced, well.end()))
+        or _says_outright(_NOTHING_WRONG_RE, spaced)
     )
     asking = bool(ASKING_RE.search(spaced))
     if not (settled or asking):
