@@ -1250,6 +1250,48 @@ def test_a_failure_in_another_systems_records_is_not_the_familys(chunks: Any) ->
     assert answered.leading is not None and answered.leading.key == "INV-503"
 
 
+def test_the_familys_service_shown_working_leaves_the_failure_to_another_system(
+    chunks: Any,
+) -> None:
+    def labels(failing: str) -> dict[str, Any]:
+        return {
+            "service": "plu-service",
+            "message": "plu down?? shelf label printing fails with 503 at store 44",
+            "logs": [
+                failing,
+                "07:12:31 plu-service GET /health 200 catalogue=2024-06-11.1",
+                "07:12:40 pos-api store=44 till=1 scan priced ok 41ms",
+            ],
+        }
+
+    pairs = [("POS-503-PLU", 0.68), ("INV-503", 0.57)]
+    hub = "07:12:30 label-print-hub POST /jobs store=44 -> 503 Service Unavailable (queue full)"
+    printers = diagnose(labels(hub), docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert printers.abstained
+    plu = printers.candidates[0]
+    assert plu.key == "POS-503-PLU"
+    assert [h.observed for h in plu.contradicted] == ["label-print-hub"]
+    # The family's own record failing, or a caller the knowledge base knows, keeps it.
+    for failing in (
+        "07:12:30 plu-service GET /v1/price/4011 -> 503 Service Unavailable",
+        "07:12:30 ERROR pos-api price lookup failed: 503 Service Unavailable",
+    ):
+        kept = diagnose(labels(failing), docs(chunks, *pairs), retrieval_low_confidence=False)
+        assert kept.leading is not None and kept.leading.key == "POS-503-PLU", failing
+    # A one-word service in its own failing record is the family's, whatever echoes it.
+    pool = {
+        "service": "inventory",
+        "message": "stock lookups giving 503 from store app",
+        "logs": [
+            "10:40:15 inventory INFO pool recycled; connection restored; health=OK",
+            "11:19:33 inventory ERROR connection pool exhausted (40/40 in use); returning 503",
+            "11:19:33 store-app WARN GET /stock?sku=77120 -> 503",
+        ],
+    }
+    stock = diagnose(pool, docs(chunks, ("INV-503", 0.68)), retrieval_low_confidence=False)
+    assert stock.leading is not None and stock.leading.key == "INV-503"
+
+
 def test_the_same_function_in_another_familys_code_has_not_moved(chunks: Any) -> None:
     def trace(path: str) -> dict[str, Any]:
         return {

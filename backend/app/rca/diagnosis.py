@@ -76,11 +76,9 @@ from app.rca.matching import (
     is_one_word,
     missing_signals,
     shows_failure,
-    weigh_code_location,
     weigh_codes,
     weigh_conditions,
     weigh_contrast_files,
-    weigh_foreign_systems,
     weigh_identifiers,
     weigh_named_fields,
     weigh_other_paths,
@@ -91,6 +89,7 @@ from app.rca.matching import (
     weigh_set,
     weigh_statuses,
 )
+from app.rca.ownership import weigh_code_location, weigh_foreign_systems, weigh_shown_working
 from app.rca.service_matching import neighbour_words
 
 __all__ = ["SPECIFIC_KINDS", "Candidate", "Diagnosis", "SignalHit", "diagnose"]
@@ -242,8 +241,9 @@ def _candidate(
         retrieval_rank=rank,
         service_match=str((top.get("why") or {}).get("service_match") or "unknown"),
     )
+    neighbours = neighbour_words(group)
     weigh_codes(cand, ctx)
-    weigh_services(cand, ctx, list(signals.get("services", [])), neighbour_words(group))
+    weigh_services(cand, ctx, list(signals.get("services", [])), neighbours)
     examples = {e.lower() for e in signals.get("exception_examples", [])}
     exceptions = signals.get("exceptions", [])
     weigh_set(
@@ -259,12 +259,13 @@ def _candidate(
     weigh_statuses(cand, ctx, signals.get("statuses", []), signals.get("contrast_statuses", []))
     weigh_paths(cand, ctx, signals.get("paths", []))
     weigh_identifiers(cand, ctx, signals.get("identifiers", []))
-    weigh_other_paths(cand, ctx, signals.get("paths", []), neighbour_words(group))
+    weigh_other_paths(cand, ctx, signals.get("paths", []), neighbours)
     phrase_weight = weigh_phrases(cand, ctx, signals.get("phrases", []))
     weigh_named_fields(cand, ctx, signals.get("phrases", []))
     weigh_conditions(cand, ctx, signals.get("conditions", []))
     weigh_ruled_out(cand, ctx, signals.get("services", []))
     weigh_foreign_systems(cand, ctx, signals.get("services", []))
+    weigh_shown_working(cand, ctx, signals.get("services", []), neighbours)
     dedupe(cand)
     _excuse_moved_code(cand, ctx, signals.get("services", []))
     cand.missing = missing_signals(cand, signals)

@@ -22,10 +22,8 @@ candidate; ``missing_signals`` lists what was expected but not observed. Rules:
 - contrast files: a trace through a file the doc names as another system's contradicts;
 - failure conditions of the platform (disk full, out of memory, image pull, certificate…):
   an expected one confirms; another contradicts when nothing shows the family's own failure;
-- another system's record: where the family's own failure (an exception, a condition, else a
-  status) shows only in records naming a system whose name says a capability no doc covers
-  (``api.taxwise-vat.example``, ``loyalty-service``) and none of the family's services, the
-  failure is that system's, and contradicts the family;
+- whose failure it is (another system's code or records, the family's service shown
+  working): ``app.rca.ownership``;
 - paths, identifiers: confirm only;
 - phrases: matched word by word; their weight grows with how distinctive their words are
   among the candidates' phrases.
@@ -57,23 +55,15 @@ from app.evidence.signals import (
 )
 from app.evidence.sources.signals import STATUS_FLAT
 from app.evidence.statuses import status_class
-from app.evidence.subject import (
-    code_capability,
-    name_parts,
-    system_names,
-)
 from app.evidence.wording import contains_phrase, words
 from app.rca.candidates import Candidate, SignalHit
-from app.rca.evidence import evidence_position
 from app.rca.match_context import MatchContext
 from app.rca.service_matching import (
-    GENERIC_NAME_PARTS,
     is_neighbour,
     is_own_side,
     mentions,
     name_pattern,
     named_to_rule_out,
-    telling_parts,
 )
 
 #: A phrase weighs this per word, divided by how many candidates' phrases use the word.
@@ -373,48 +363,6 @@ def weigh_contrast_files(cand: Candidate, ctx: MatchContext, contrast: Sequence[
         )
 
 
-#: Words of a Component line that name no place in code.
-_PLACELESS_WORDS = GENERIC_NAME_PARTS | {"endpoint", "post", "get", "point", "used", "called"}
-
-
-def weigh_code_location(
-    cand: Candidate, ctx: MatchContext, component: str, names: Sequence[str]
-) -> None:
-    """A fault in code that serves another capability is not the family's fault.
-
-    "NullPointerException … at com.retail.pos.reporting.DailyZReportJob.sumTenders" in
-    pos-backend is the end-of-day report failing, not the till checkout handler: the trace's
-    code names a capability no doc covers (``report``) and nothing of the family's component
-    (``till``, ``checkout``, ``sale``). A family whose own file shows is never contradicted so.
-    """
-    if not any(h.kind == EXCEPTION and not h.weak for h in cand.confirmed):
-        return
-    if any(h.kind == FILE for h in cand.confirmed):
-        return
-    files = [o for o in ctx.observed.of(FILE) if not o.weak]
-    place = {
-        w
-        for w in [*words(component), *(p for n in names for p in telling_parts(n))]
-        if len(w) >= 4 and w not in _PLACELESS_WORDS
-    }
-    if not files or any(w in o.value.lower() for o in files for w in place):
-        return
-    others = [(o, c) for o in files if (c := code_capability(o.value, ctx.known))]
-    if not others:
-        return
-    observed = ", ".join(unique(o.value for o, _ in others))
-    capability = others[0][1]
-    cand.contradicted.append(
-        SignalHit(
-            FILE,
-            component or "its own code",
-            unique(o.evidence_id for o, _ in others),
-            observed=observed,
-            why=f"the failing code ({observed}) serves {capability}, not the family's component",
-        )
-    )
-
-
 #: Confirmed kinds that show *what* failed in the family's own terms; a platform failure
 #: condition the family never names does not explain an incident that shows one of these.
 FAILURE_KINDS = frozenset({CODE, EXCEPTION, STATUS, PHRASE, FILE, IDENTIFIER})
@@ -499,60 +447,6 @@ def weigh_named_fields(cand: Candidate, ctx: MatchContext, expected: Sequence[st
             sorted(ctx.observed.failing_records),
             observed=observed,
             why=f"the error names {observed}, a field the family's doc never names",
-        )
-    )
-
-
-def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[str]) -> None:
-    """A failure seen only in another system's records is that system's, not the family's.
-
-    "outbound POST https://api.taxwise-vat.example/… ReadTimeout" from checkout is the tax
-    provider timing out, not the payment provider; "loyalty-service … QueuePool limit reached"
-    beside "inventory-service … pool in use 4/15" is the loyalty service's pool. The family's
-    own failure (exceptions and conditions) decides, every record of it another system's; with
-    only a status, the first record of it must be another system's and none the family's (the
-    callers' "search backend answered 503" lines follow "search-api … 503"). A record naming
-    one of the family's services is the family's whatever else it names.
-    """
-    if not ctx.foreign:
-        return
-    failing = ctx.observed.failing_records
-
-    def records(hit: SignalHit) -> list[str]:
-        return [i for i in hit.evidence_ids if i in failing]
-
-    items = {i.id: i for i in ctx.observed.items}
-    own_parts = {p for n in names for p in telling_parts(n)}
-
-    def named(record: str) -> bool:
-        # The family's service, or a host with a part of its name (``psp.example`` for the
-        # payment family's ``psp-adapter``), makes the record the family's.
-        return any(mentions(items[record], n) for n in names) or any(
-            own_parts & set(name_parts(n)) for n in system_names(ctx.texts[record])
-        )
-
-    def foreign(record: str) -> bool:
-        return record in ctx.foreign and not named(record)
-
-    own = [h for h in cand.confirmed if h.kind in (EXCEPTION, CONDITION) and not h.weak]
-    if own := [h for h in own if records(h)]:
-        ids = unique(i for h in own for i in records(h))
-        if not all(foreign(i) for i in ids):
-            return
-    else:
-        statuses = [h for h in cand.confirmed if h.kind == STATUS and not h.weak and records(h)]
-        ids = sorted(unique(i for h in statuses for i in records(h)), key=evidence_position)
-        if not ids or not foreign(ids[0]) or any(named(i) for i in ids):
-            return
-        ids = [i for i in ids if foreign(i)]
-    systems = ", ".join(unique(n for i in ids for n in ctx.foreign[i]))
-    cand.contradicted.append(
-        SignalHit(
-            SERVICE,
-            names[0] if names else "its own system",
-            ids,
-            observed=systems,
-            why=f"the failure shows in {systems}, a system the family's doc does not cover",
         )
     )
 

@@ -1,0 +1,214 @@
+"""Whose failure is it: the family's, or another system's that the incident also shows.
+
+A family can match an incident word for word and still not be what fails: the timeout, the
+503 or the exception may belong to a system beside it. Three rules read the records for that,
+each appending a contradiction to the candidate:
+
+- another system's code: a fault in code that serves a capability no doc covers
+  (``DailyZReportJob`` in the POS backend) is not the family's (``weigh_code_location``);
+- another system's record: where the family's own failure (an exception, a condition, else a
+  status) shows only in records naming a system whose name says a capability no doc covers
+  (``api.taxwise-vat.example``, ``loyalty-service``) and none of the family's services, the
+  failure is that system's (``weigh_foreign_systems``);
+- the family shown working: a record shows the family's own service answering
+  ("plu-service GET /health 200", ``up{job="chiller-monitor"}=1``) while every failing record
+  that names a system names one no doc knows (``label-print-hub``, ``giftcard-svc``) and none
+  the knowledge base does (``weigh_shown_working``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from app.evidence.patterns import normal_code, unique
+from app.evidence.signals import (
+    CONDITION,
+    EXCEPTION,
+    FILE,
+    RECORD_SOURCES,
+    SERVICE,
+    STATUS,
+    EvidenceText,
+)
+from app.evidence.subject import code_capability, name_parts, system_names
+from app.evidence.wording import words
+from app.rca.candidates import Candidate, SignalHit
+from app.rca.evidence import evidence_position
+from app.rca.match_context import MatchContext
+from app.rca.service_matching import GENERIC_NAME_PARTS, mentions, telling_parts
+
+#: Words of a Component line that name no place in code.
+_PLACELESS_WORDS = GENERIC_NAME_PARTS | {"endpoint", "post", "get", "point", "used", "called"}
+
+
+def weigh_code_location(
+    cand: Candidate, ctx: MatchContext, component: str, names: Sequence[str]
+) -> None:
+    """A fault in code that serves another capability is not the family's fault.
+
+    "NullPointerException … at com.retail.pos.reporting.DailyZReportJob.sumTenders" in
+    pos-backend is the end-of-day report failing, not the till checkout handler: the trace's
+    code names a capability no doc covers (``report``) and nothing of the family's component
+    (``till``, ``checkout``, ``sale``). A family whose own file shows is never contradicted so.
+    """
+    if not any(h.kind == EXCEPTION and not h.weak for h in cand.confirmed):
+        return
+    if any(h.kind == FILE for h in cand.confirmed):
+        return
+    files = [o for o in ctx.observed.of(FILE) if not o.weak]
+    place = {
+        w
+        for w in [*words(component), *(p for n in names for p in telling_parts(n))]
+        if len(w) >= 4 and w not in _PLACELESS_WORDS
+    }
+    if not files or any(w in o.value.lower() for o in files for w in place):
+        return
+    others = [(o, c) for o in files if (c := code_capability(o.value, ctx.known))]
+    if not others:
+        return
+    observed = ", ".join(unique(o.value for o, _ in others))
+    capability = others[0][1]
+    cand.contradicted.append(
+        SignalHit(
+            FILE,
+            component or "its own code",
+            unique(o.evidence_id for o, _ in others),
+            observed=observed,
+            why=f"the failing code ({observed}) serves {capability}, not the family's component",
+        )
+    )
+
+
+def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[str]) -> None:
+    """A failure seen only in another system's records is that system's, not the family's.
+
+    "outbound POST https://api.taxwise-vat.example/… ReadTimeout" from checkout is the tax
+    provider timing out, not the payment provider; "loyalty-service … QueuePool limit reached"
+    beside "inventory-service … pool in use 4/15" is the loyalty service's pool. The family's
+    own failure (exceptions and conditions) decides, every record of it another system's; with
+    only a status, the first record of it must be another system's and none the family's (the
+    callers' "search backend answered 503" lines follow "search-api … 503"). A record naming
+    one of the family's services is the family's whatever else it names.
+    """
+    if not ctx.foreign:
+        return
+    failing = ctx.observed.failing_records
+
+    def records(hit: SignalHit) -> list[str]:
+        return [i for i in hit.evidence_ids if i in failing]
+
+    items = {i.id: i for i in ctx.observed.items}
+    own_parts = {p for n in names for p in telling_parts(n)}
+
+    def named(record: str) -> bool:
+        # The family's service, or a host with a part of its name (``psp.example`` for the
+        # payment family's ``psp-adapter``), makes the record the family's.
+        return any(mentions(items[record], n) for n in names) or any(
+            own_parts & set(name_parts(n)) for n in system_names(ctx.texts[record])
+        )
+
+    def foreign(record: str) -> bool:
+        return record in ctx.foreign and not named(record)
+
+    own = [h for h in cand.confirmed if h.kind in (EXCEPTION, CONDITION) and not h.weak]
+    if own := [h for h in own if records(h)]:
+        ids = unique(i for h in own for i in records(h))
+        if not all(foreign(i) for i in ids):
+            return
+    else:
+        statuses = [h for h in cand.confirmed if h.kind == STATUS and not h.weak and records(h)]
+        ids = sorted(unique(i for h in statuses for i in records(h)), key=evidence_position)
+        if not ids or not foreign(ids[0]) or any(named(i) for i in ids):
+            return
+        ids = [i for i in ids if foreign(i)]
+    systems = ", ".join(unique(n for i in ids for n in ctx.foreign[i]))
+    cand.contradicted.append(
+        SignalHit(
+            SERVICE,
+            names[0] if names else "its own system",
+            ids,
+            observed=systems,
+            why=f"the failure shows in {systems}, a system the family's doc does not cover",
+        )
+    )
+
+
+#: A record that shows a service answering: a success status, "ok", "healthy", a gauge of 1
+#: (``up{job="chiller-monitor"}=1``), a success rate of 95 % or more.
+_WORKING_RE = re.compile(
+    r"(?<!not )\b(?:2\d\d|ok|okay|healthy|succeeded|completed|ready|normal)\b"
+    r"|\}\s*=\s*1\b"
+    r"|\bsuccess(?:\s+rate)?\s*[:=]?\s*(?:9[5-9]|100)(?:\.\d+)?\s*%",
+    re.IGNORECASE,
+)
+#: Parts of a host's name that say nothing about which system it is.
+_HOST_PARTS = frozenset("com net org io internal local lan corp example svc cluster www".split())
+
+
+def _telling_name_parts(name: str) -> set[str]:
+    """The alphabetic parts of a host's or service's name that say which system it is."""
+    return {
+        p
+        for p in name_parts(name.lower())
+        if p.isalpha() and len(p) > 1 and p not in GENERIC_NAME_PARTS and p not in _HOST_PARTS
+    }
+
+
+def shows_working(item: EvidenceText, names: Sequence[str]) -> bool:
+    """Whether a record names one of ``names`` answering as it should."""
+    return any(mentions(item, n) for n in names) and bool(_WORKING_RE.search(item.text))
+
+
+def weigh_shown_working(
+    cand: Candidate, ctx: MatchContext, names: Sequence[str], neighbours: set[str]
+) -> None:
+    """The family's service shown working while the failure shows in a system no doc knows.
+
+    "label-print-hub POST /jobs -> 503" beside "plu-service GET /health 200" is the label
+    printers' hub failing, not the PLU service, whatever the ``service`` field or the prose
+    guesses; "ereceipt-svc … 500 NullPointerException" after "pos-api … /till/checkout -> 201"
+    is the e-receipt sender's fault, not the till checkout's. A failing record that names a
+    system the knowledge base knows (any family's service, a host with a part of one's name,
+    or a caller the family's doc names: ``pos-api`` for the PLU service "used by the POS API")
+    leaves the family in the running: the failure may be the family's, seen by a caller.
+    """
+    if not names:
+        return
+    failing = ctx.observed.failing_records
+    working = [
+        i.id
+        for i in ctx.observed.items
+        # Routine records count: "INFO plu-service GET /health 200" is what shows it working.
+        if i.source in RECORD_SOURCES and i.id not in failing and shows_working(i, names)
+    ]
+    if not working:
+        return
+    claimed = {p for name in ctx.all_services for p in telling_parts(name)} | (
+        neighbours - GENERIC_NAME_PARTS
+    )
+    elsewhere: list[tuple[str, list[str]]] = []
+    items = {i.id: i for i in ctx.observed.items}
+    for record in sorted(failing, key=evidence_position):
+        if any(mentions(items[record], n) for n in ctx.all_services):
+            return
+        systems = [s for s in system_names(ctx.texts[record]) if normal_code(s) not in ctx.codes]
+        if not systems:
+            continue
+        if any(_telling_name_parts(s) & claimed for s in systems):
+            return
+        if unknown := [s for s in systems if _telling_name_parts(s)]:
+            elsewhere.append((record, unknown))
+    if not elsewhere:
+        return
+    others = ", ".join(unique(s for _, found in elsewhere for s in found))
+    cand.contradicted.append(
+        SignalHit(
+            SERVICE,
+            names[0],
+            [*working, *(record for record, _ in elsewhere)],
+            observed=others,
+            why=f"{names[0]} is shown working ({', '.join(working)}); the failure shows in "
+            f"{others}, a system no doc covers",
+        )
+    )
