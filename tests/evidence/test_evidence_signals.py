@@ -620,6 +620,18 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
         ("what does '422 quantity must be greater than 0' mean? Nothing is broken today.", True),
         ("checkout slow, no errors", False),
         ("no impact on customers yet, tills slow to price", False),
+        # A handover whose every item is marked over; one still open is live.
+        (
+            "Handover 18:00\n1. PLU 503s 11:10-11:35 - tills pricing since 11:36 RESOLVED\n"
+            "2. Chiller monitor crash at 13:02 - readings from all stores since 13:06 RESOLVED\n"
+            "Nothing open.",
+            True,
+        ),
+        (
+            "Handover 18:00\n1. PLU 503s since 11:10 - RESOLVED\n"
+            "2. chiller-monitor still crash-looping, not resolved\nNothing else open.",
+            False,
+        ),
     ],
 )
 def test_a_report_framed_as_no_live_failure(text: str, not_live: bool) -> None:
@@ -640,3 +652,43 @@ def test_a_code_field_the_reporter_sets_aside_is_only_a_hint() -> None:
     assert [(o.value, o.source) for o in codes] == [("CH-502", MESSAGE)]
     kept = observe_incident({"error_code": "CH-502", "message": "gateway 502 on chillers"})
     assert [o.source for o in kept.observations if o.kind == "code"] == ["field"]
+
+
+@pytest.mark.parametrize(
+    ("record", "kind", "value", "seen"),
+    [
+        ("inventory API 2xx ratio 99.99%, 503 count 0", STATUS, "503", False),
+        ("no ZeroDivisionError in checkout logs last 24h", EXCEPTION, "ZeroDivisionError", False),
+        ("checkout 5xx 0.002%, 0 ZeroDivisionError events", EXCEPTION, "ZeroDivisionError", False),
+        ("payments: 503=0, 504: 0, 408 0.00%", STATUS, "504", False),
+        ("GET /v1/stock -> 503 (12 times in 5m)", STATUS, "503", True),
+        # An access log's "503 0" is a 503 with an empty body, not a count.
+        ('10.0.0.1 - - [x] "GET /v1/stock HTTP/1.1" 503 0 "-"', STATUS, "503", True),
+        ("stage 5: 504 = 9,880", STATUS, "504", True),
+        ("ZeroDivisionError: division by zero", EXCEPTION, "ZeroDivisionError", True),
+    ],
+)
+def test_a_signal_a_record_counts_zero_is_not_seen(
+    record: str, kind: str, value: str, seen: bool
+) -> None:
+    observed = observe_incident({"message": "weekly check", "logs": [record]})
+    assert (value in {o.value for o in observed.of(kind)}) is seen
+
+
+@pytest.mark.parametrize(
+    ("service", "kept"),
+    [
+        ("service-desk", None),
+        ("store-support", None),
+        ("till-support", None),
+        ("store-ops", None),
+        ("noc", None),
+        ("support-portal", "support-portal"),
+        ("inventory-service", "inventory-service"),
+    ],
+)
+def test_a_service_field_naming_who_took_the_report_is_no_system(
+    service: str, kept: str | None
+) -> None:
+    observed = observe_incident({"message": "tills cannot price anything", "service": service})
+    assert observed.service == kept

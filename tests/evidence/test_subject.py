@@ -37,6 +37,11 @@ from app.evidence.subject import named_system
         ("EcoStruxure BMS web UI returns 502 Bad Gateway for the chiller plant page", "bms"),
         ("payroll export fails with 503", "payroll"),
         ("inventory sync to the tills failing since 04:00", None),
+        # The tool a report came through, named before its ticket or thread, is no subject.
+        ("ServiceNow INC0051277\nShort description: checkout 500", None),
+        ("Jira ticket OPS-4411: tills reject every sale", None),
+        ("Slack thread from #stores: fridge readings missing", None),
+        ("ServiceNow is slow for everyone", "servicenow"),
     ],
 )
 def test_the_system_is_read_where_a_report_names_its_subject(

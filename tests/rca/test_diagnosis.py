@@ -1292,6 +1292,58 @@ def test_the_familys_service_shown_working_leaves_the_failure_to_another_system(
     assert stock.leading is not None and stock.leading.key == "INV-503"
 
 
+def test_a_service_shown_working_with_nothing_failing_is_not_its_outage(chunks: Any) -> None:
+    sync = {
+        "service": "inventory-service",
+        "message": "stock discrepancy: 3.1% of SKUs differ between inventory-service and WMS",
+        "logs": ["inventory API 2xx ratio 99.99%, 503 count 0", "sync job exit 0, 1.2M rows"],
+    }
+    pairs = [("INV-503", 0.62)]
+    assert diagnose(sync, docs(chunks, *pairs), retrieval_low_confidence=False).abstained
+    # The same service failing in its records is its outage.
+    failing = {**sync, "logs": ["inventory-service GET /v1/stock -> 503, QueuePool limit reached"]}
+    answered = diagnose(failing, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "INV-503"
+
+
+def test_an_endpoint_says_where_not_which_failure(chunks: Any) -> None:
+    hot = {
+        "service": "checkout-service",
+        "message": "checkout-service CPU 96% on 6/6 pods for 40 min",
+        "logs": ["/checkout p99 480ms (SLO 800ms)", "HPA at max replicas 6"],
+    }
+    assert diagnose(hot, docs(chunks, ("CO-500", 0.32)), retrieval_low_confidence=False).abstained
+
+
+def test_who_took_the_report_or_the_larger_system_is_no_other_service(chunks: Any) -> None:
+    call = {
+        "service": "service-desk",
+        "message": "Call from store 229: the fridge screen says 'no data' and shows 502 Bad "
+        "Gateway; on our side the fridge monitoring service keeps restarting.",
+    }
+    pairs = [("CH-502", 0.72), ("POS-502-CARD", 0.41)]
+    fridges = diagnose(call, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert fridges.leading is not None and fridges.leading.key == "CH-502"
+    crash = {
+        "service": "web-shop",
+        "message": "error page on Place order",
+        "stack_trace": "Traceback (most recent call last):\n"
+        '  File "/app/checkout_service.py", line 63, in apply_discount\n'
+        "    per_item = promo.amount / basket.item_count\n"
+        "ZeroDivisionError: division by zero",
+    }
+    pairs = [("CO-500", 0.72), ("POS-500-CHECKOUT", 0.61)]
+    shop = diagnose(crash, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert shop.leading is not None and shop.leading.key == "CO-500"
+    # A service that only shares a part of a known one's name is another system.
+    gateway = diagnose(
+        {**crash, "service": "api-gateway", "stack_trace": ""},
+        docs(chunks, ("POS-502-CARD", 0.6)),
+        retrieval_low_confidence=False,
+    )
+    assert gateway.abstained
+
+
 def test_the_same_function_in_another_familys_code_has_not_moved(chunks: Any) -> None:
     def trace(path: str) -> dict[str, Any]:
         return {

@@ -64,3 +64,25 @@ def service_name(raw: object) -> str | None:
         for suffix in _INSTANCE_SUFFIXES:
             reduced = suffix.sub("", reduced)
     return reduced or name
+
+
+#: Words that name who takes a report, not what fails: a desk, a support queue or team, an
+#: on-call rota, a ticketing, paging or chat tool.
+_CHANNEL_PARTS = frozenset(
+    "desk helpdesk servicedesk support noc soc oncall triage ops itops sre "
+    "servicenow snow jira zendesk freshdesk pagerduty opsgenie slack".split()
+)
+#: Parts that make a name a running system even beside a channel word ("support-api").
+_SYSTEM_PARTS = frozenset("api svc server gateway worker client adapter portal app web db".split())
+
+
+def is_reporting_channel(name: str) -> bool:
+    """Whether a ``service`` value names where the report came from, not a running system.
+
+    An incident raised through the service desk or a store support line often carries
+    ``service-desk``, ``store-support``, ``till-support``, ``store-ops`` or ``noc`` in its
+    ``service`` field: that is the queue or team that took the call, and says nothing about
+    which system fails. A name with a system part (``support-portal``) is a system.
+    """
+    parts = [p for p in re.split(r"[-_.\s]+", name.lower().replace("on-call", "oncall")) if p]
+    return any(p in _CHANNEL_PARTS for p in parts) and not any(p in _SYSTEM_PARTS for p in parts)

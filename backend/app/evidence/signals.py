@@ -47,11 +47,12 @@ from app.evidence.patterns import (
     unique,
 )
 from app.evidence.python_trace import source_echo_lines
-from app.evidence.services import service_name
+from app.evidence.services import is_reporting_channel, service_name
 from app.evidence.sources.signals import metric_signals
 from app.evidence.statuses import status_class, statuses
 from app.evidence.trouble import failure_conditions, shows_trouble
 from app.evidence.wording import dismissed, phrase_words
+from app.evidence.zero import counted_zero
 
 EXCEPTION = "exception"
 STATUS = "status"
@@ -505,8 +506,13 @@ def observe_incident(
             )
         else:
             see(CODE, [c for c in codes if not dismissed(item.text, c)])
-        see(EXCEPTION, exception_types(item.text))
-        found = statuses(item.text, bare=item.source != MESSAGE)
+        # What a report counts zero ("503 count 0", "0 ZeroDivisionError events") did not happen.
+        see(EXCEPTION, [e for e in exception_types(item.text) if not counted_zero(item.text, e)])
+        found = [
+            s
+            for s in statuses(item.text, bare=item.source != MESSAGE)
+            if not counted_zero(item.text, str(s))
+        ]
         see(STATUS, found)
         see(STATUS_CLASS, unique(status_class(s) for s in found))
         see(PATH, paths(item.text))
@@ -515,6 +521,9 @@ def observe_incident(
         see(CONDITION, failure_conditions(item.text))
     observations += [Observation(*m, COLLECTED) for m in metric_signals(collected)]
     service = service_name(incident.get("service"))
+    if service and is_reporting_channel(service):
+        # "service-desk", "store-support": who took the report, not what fails.
+        service = None
     causal = parse_incident(incident, patterns)
     # Only an unambiguous reporter: the one service the records name, on the causal line.
     only = causal.services[0] if len(set(causal.services)) == 1 else None

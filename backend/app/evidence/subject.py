@@ -77,6 +77,28 @@ def _phrase(text: str) -> tuple[list[str], str | None]:
     return found, None
 
 
+#: Tools reports arrive through. Named before a ticket or a message ("ServiceNow INC0051277",
+#: "Jira ticket OPS-4411", "Slack thread from #stores"), such a tool is how the report came,
+#: not what fails.
+_CHANNEL_TOOLS = frozenset(
+    "servicenow jira zendesk freshdesk helpdesk slack teams outlook gmail".split()
+)
+_CHANNEL_NOUNS = frozenset(
+    "ticket tickets incident inc case request thread message messages channel post email mail "
+    "notification".split()
+)
+#: A ticket's number: ``INC0051277``, ``OPS-4411``, ``#4411``.
+_TICKET_ID_RE = re.compile(r"#?[a-z]{0,6}-?\d{3,}")
+
+
+def _names_the_channel(words: list[str], at: int) -> bool:
+    """Whether ``words[at]`` is a tool the report came through, named before its ticket."""
+    if words[at] not in _CHANNEL_TOOLS or at + 1 >= len(words):
+        return False
+    after = words[at + 1]
+    return after in _CHANNEL_NOUNS or bool(_TICKET_ID_RE.fullmatch(after))
+
+
 def _failing_monitor(message: str) -> str | None:
     """The monitoring tool a report opens with as what fails, not as what shows a failure."""
     words, ended_by = _phrase(message)
@@ -109,7 +131,9 @@ def named_system(message: str) -> str | None:
         phrases.append(_phrase(message[label.end() :])[0])
     phrases += [_phrase(message[m.end() :])[0] for m in _PLACE_RE.finditer(message)]
     for words in phrases:
-        for word in words:
+        for at, word in enumerate(words):
+            if _names_the_channel(words, at):
+                continue
             if word in THIRD_PARTY_SYSTEMS:
                 return word
             parts = word.split("-")

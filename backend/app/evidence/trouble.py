@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from app.evidence.zero import without_zero_counts
+
 #: Failure conditions of the platform a service runs on, each a failure of its own: an incident
 #: showing one is explained by it, not by a family whose doc never names it. Generic, not per
 #: family: a doc that names one ("out of memory") expects it like any other signal.
@@ -205,7 +207,8 @@ def shows_trouble(text: str) -> bool:
         return False
     if _says_outright(ALL_WELL_RE, text) and not SLOWNESS_RE.search(text):
         return False
-    return bool(TROUBLE_RE.search(NO_TROUBLE_RE.sub(" ", text)))
+    # "503 count 0", "no ZeroDivisionError since the fix": failures counted zero did not happen.
+    return bool(TROUBLE_RE.search(NO_TROUBLE_RE.sub(" ", without_zero_counts(text))))
 
 
 def failure_conditions(text: str) -> list[str]:
@@ -226,7 +229,8 @@ SETTLED_RE = re.compile(
     r"|\bload test\b|\bgame ?day\b|\bchaos (?:test|experiment)\b|\bon purpose\b"
     r"|\bdeliberately\b|\bas expected\b|\btraining (?:tills?|mode|store)\b"
     r"|\brunbook (?:section|excerpt|page|draft|entry|question)\b|\bduplicate of\b"
-    r"|\bclosing this\b",
+    r"|\bclosing this\b|\bnothing (?:is |left |still )?open\b"
+    r"|\bno open (?:incidents?|items?|issues?)\b",
     re.IGNORECASE,
 )
 
@@ -279,6 +283,14 @@ _WELL_CLAUSE_RE = re.compile(
 )
 
 
+#: A line of a handover or a status list marked over ("… since 13:06 ✅ RESOLVED"): what it
+#: tells is not read for a failure happening now, unless the line says it is not over.
+_RESOLVED_LINE_RE = re.compile(
+    r"^(?![^\n]*\b(?:not|un|still|again)\b)[^\n]*\b(?:resolved|closed|mitigated)\b[^\n]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def says_not_live(text: str) -> bool:
     """Whether ``text`` frames what it tells as no live failure.
 
@@ -300,7 +312,7 @@ def says_not_live(text: str) -> bool:
     asking = bool(ASKING_RE.search(spaced))
     if not (settled or asking):
         return False
-    told = _WELL_CLAUSE_RE.sub(" ", spaced)
+    told = _RESOLVED_LINE_RE.sub(" ", _WELL_CLAUSE_RE.sub(" ", spaced))
     if NOW_RE.search(told):
         return False
     return settled or not PRESENT_FAILURE_RE.search(told)

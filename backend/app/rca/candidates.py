@@ -25,6 +25,9 @@ from app.evidence.signals import (
 #: Confirmed kinds that point at one family rather than a class of symptoms (the band rule). A
 #: failure condition counts only where the family's doc names it ("exhausted its connection pool").
 SPECIFIC_KINDS = frozenset({CODE, SERVICE, PATH, FILE, IDENTIFIER, EXCEPTION, PHRASE, CONDITION})
+#: Confirmed kinds that say where a failure runs or how broadly it fails, not which failure it
+#: is: a service, an endpoint, a status class.
+WHERE_KINDS = frozenset({SERVICE, PATH, STATUS_CLASS})
 
 
 @dataclass

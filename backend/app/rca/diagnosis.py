@@ -66,7 +66,7 @@ from app.evidence.signals import (
 )
 from app.evidence.sources.signals import STATUS_FLAT
 from app.evidence.trouble import NOT_PRODUCTION_RE, says_not_live, says_nothing_fails
-from app.rca.candidates import SPECIFIC_KINDS, Candidate, SignalHit
+from app.rca.candidates import SPECIFIC_KINDS, WHERE_KINDS, Candidate, SignalHit
 from app.rca.match_context import MatchContext, families
 from app.rca.matching import (
     FAILURE_KINDS,
@@ -450,7 +450,7 @@ def _evidence_enough(
     show (``denied``), whatever else goes wrong: "settlement file imported twice … payment
     latency and error rates were normal" from payment-service is not the timeout family.
     """
-    only_where = all(h.kind in (SERVICE, STATUS_CLASS) for h in cand.confirmed)
+    only_where = all(h.kind in WHERE_KINDS for h in cand.confirmed)
     if only_where and denied:
         return False
     if not trouble and only_where:

@@ -131,9 +131,15 @@ class MatchContext:
         # With no ``service`` field, the causal log record's own service (or else the one
         # system the records name: ``container=recommender``, ``host: "wiki.corp"``) speaks
         # for the incident -- but only when the evidence names no service the candidates know.
+        #: The ``service`` field, unless it names only the larger system a known service is
+        #: part of (``web-shop`` for ``web-shop-checkout``): that says where to look, not
+        #: which of its services fails.
+        self.service = (
+            observed.service if observed.service and not self._umbrella(observed.service) else None
+        )
         self.reporter: tuple[str, str] | None = None
-        if observed.service:
-            self.reporter = (observed.service, SERVICE_FIELD)
+        if self.service:
+            self.reporter = (self.service, SERVICE_FIELD)
         elif (
             stand_in := observed.inferred_service
             or observed.workload
@@ -147,6 +153,23 @@ class MatchContext:
                 "incident:message",
             )
             self.reporter = (stand_in, where)
+
+    def _umbrella(self, service: str) -> bool:
+        """Whether ``service`` is no known service but the start of one's name.
+
+        ``web-shop`` opens ``web-shop-checkout``: the larger system it is part of. Not a name
+        with the telling parts of a known one (``chiller`` is ``chiller-service``'s), nor one
+        that only shares a part (``api-gateway`` is not ``pos-card-gateway``'s).
+        """
+        if service in self.all_services:
+            return False
+        parts = service.split("-")
+        if set(telling_parts(service)) in [set(telling_parts(n)) for n in self.all_services]:
+            return False
+        return any(
+            len(name.split("-")) > len(parts) and name.split("-")[: len(parts)] == parts
+            for name in self.all_services
+        )
 
     def said(self, item: EvidenceText) -> tuple[str, ...]:
         """``said_words`` of one piece, read once."""

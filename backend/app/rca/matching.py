@@ -146,7 +146,7 @@ def weigh_services(
         return
     items = ctx.observed.items
     shown = [(n, i) for n in names for i in items if mentions(i, n)]
-    reported = ctx.observed.service
+    reported = ctx.service
     if reported and reported not in names:
         # The incident names its own service, another one: a one-word alias elsewhere ("pos"
         # as a Kubernetes namespace) does not outweigh it; a full service name does, but not

@@ -13,7 +13,9 @@ each appending a contradiction to the candidate:
 - the family shown working: a record shows the family's own service answering
   ("plu-service GET /health 200", ``up{job="chiller-monitor"}=1``) while every failing record
   that names a system names one no doc knows (``label-print-hub``, ``giftcard-svc``) and none
-  the knowledge base does (``weigh_shown_working``).
+  the knowledge base does; or no record fails at all and only where the family runs confirms
+  it ("inventory API 2xx ratio 99.99%, 503 count 0" under a stock discrepancy)
+  (``weigh_shown_working``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from app.evidence.signals import (
 )
 from app.evidence.subject import code_capability, name_parts, system_names
 from app.evidence.wording import words
-from app.rca.candidates import Candidate, SignalHit
+from app.rca.candidates import WHERE_KINDS, Candidate, SignalHit
 from app.rca.evidence import evidence_position
 from app.rca.match_context import MatchContext
 from app.rca.service_matching import GENERIC_NAME_PARTS, mentions, telling_parts
@@ -135,11 +137,12 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
 
 
 #: A record that shows a service answering: a success status, "ok", "healthy", a gauge of 1
-#: (``up{job="chiller-monitor"}=1``), a success rate of 95 % or more.
+#: (``up{job="chiller-monitor"}=1``), a success, 2xx or availability share of 95 % or more.
 _WORKING_RE = re.compile(
     r"(?<!not )\b(?:2\d\d|ok|okay|healthy|succeeded|completed|ready|normal)\b"
     r"|\}\s*=\s*1\b"
-    r"|\bsuccess(?:\s+rate)?\s*[:=]?\s*(?:9[5-9]|100)(?:\.\d+)?\s*%",
+    r"|\b(?:success|2xx|availability|health|uptime)(?:\s+(?:rate|ratio))?\s*[:=]?\s*"
+    r"(?:9[5-9]|100)(?:\.\d+)?\s*%",
     re.IGNORECASE,
 )
 #: Parts of a host's name that say nothing about which system it is.
@@ -183,6 +186,20 @@ def weigh_shown_working(
         if i.source in RECORD_SOURCES and i.id not in failing and shows_working(i, names)
     ]
     if not working:
+        return
+    if not failing and all(h.kind in WHERE_KINDS for h in cand.confirmed):
+        # Nothing fails in the records and only where it runs names the family: "inventory
+        # API 2xx ratio 99.99%, 503 count 0" under "3.1 % of SKUs differ after the sync" is
+        # that service's data, not its outage.
+        cand.contradicted.append(
+            SignalHit(
+                SERVICE,
+                names[0],
+                working,
+                observed=names[0],
+                why=f"{names[0]} is shown working ({', '.join(working)}) and no record fails",
+            )
+        )
         return
     claimed = {p for name in ctx.all_services for p in telling_parts(name)} | (
         neighbours - GENERIC_NAME_PARTS

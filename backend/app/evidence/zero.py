@@ -1,0 +1,61 @@
+"""A signal counted zero is not seen: "503 count 0", "0 ZeroDivisionError events", "504=0".
+
+Dashboards, weekly reports and health summaries name the failures they did *not* see: "no
+ZeroDivisionError in checkout logs last 24h", "payments: 503=0, 504: 0", "inventory API 503
+count 0", "2xx 18,220 / 5xx 0". Read as observations, every such line confirms the family it
+names, and its failure words make it a failing record. ``ZERO_COUNT_RE`` finds those counts;
+a value is left out where every place a piece of evidence writes it is inside one, and the
+counts are left out before a text is read for trouble (``app.evidence.trouble``).
+"""
+
+from __future__ import annotations
+
+import re
+
+_COUNT_LABEL = r"(?:count|counts|events?|errors?|hits?|total|ratio|rate|responses?|requests?|seen)"
+_ZERO = r"0(?:\.0+)?(?!\d|[.,]\d)"
+#: A signal as a record writes it: a status, an exception's name, a metric.
+_NAME = r"[\w.-]*\w"
+#: A count of zero. A bare number after a status is not one: an access log writes "503 0" for
+#: a 503 with an empty body.
+ZERO_COUNT_RE = re.compile(
+    # "503 count 0", "ZeroDivisionError events: 0", "503=0", "504: 0"
+    rf"\b{_NAME}\s*(?:{_COUNT_LABEL}\s*[:=]?\s*|[:=]\s*){_ZERO}\s*%?"
+    # "408 0.00%", and a status class's bare count: "2xx 18,220 / 5xx 0"
+    rf"|\b{_NAME}\s+{_ZERO}\s*%|\b[1-5]xx\s+{_ZERO}"
+    # "0 ZeroDivisionError events", "zero 503s"
+    rf"|(?:\bzero|(?<![\d.,:/-])\b0)\s+(?:new\s+)?{_NAME}"
+    # "no ZeroDivisionError in checkout logs", "without a 503" (an exception's own name: "no
+    # error-rate monitor is firing" is not a count)
+    r"|\b(?:no|without|never)\s+(?:an?\s+|new\s+|more\s+|further\s+)?"
+    r"(?:(?-i:[A-Z]\w*(?:Error|Exception))\b|[1-5]\d\d\b|[1-5]xx\b)",
+    re.IGNORECASE,
+)
+
+
+def counted_zero(text: str, value: str) -> bool:
+    """Whether every place ``text`` writes ``value`` is inside a count of zero.
+
+    A value the text does not write literally (a canonical condition name) is never zeroed.
+    """
+    places = [
+        (m.start(), m.end())
+        for m in re.finditer(re.escape(value), text, re.IGNORECASE)
+        if not _glued(text, m.start(), m.end())
+    ]
+    if not places:
+        return False
+    counts = [(m.start(), m.end()) for m in ZERO_COUNT_RE.finditer(text)]
+    return all(any(s <= start and end <= e for s, e in counts) for start, end in places)
+
+
+def without_zero_counts(text: str) -> str:
+    """``text`` with its counts of zero blanked out."""
+    return ZERO_COUNT_RE.sub(" ", text)
+
+
+def _glued(text: str, start: int, end: int) -> bool:
+    """Whether a match is part of a longer word or number (``1503``, ``MyZeroDivisionError``)."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    return before.isalnum() or after.isalnum()
