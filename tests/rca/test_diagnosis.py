@@ -293,6 +293,25 @@ def test_band_a_service_every_candidate_confirms_is_not_specific(chunks: Any) ->
     assert diagnosis_band(result) is not ConfidenceBand.HIGH
 
 
+def test_band_where_it_runs_twice_over_is_not_high(chunks: Any) -> None:
+    from app.rca.confidence import diagnosis_band
+    from app.rca.schema import ConfidenceBand
+
+    # A service and an endpoint say where; neither says which failure it is.
+    incident = {
+        "service": "checkout-service",
+        "message": "checkout-service CPU at 96% on every pod for 40 min",
+        "logs": ["WARN checkout-service POST /checkout p99 480ms (SLO 800ms)"],
+    }
+    result = diagnose(incident, docs(chunks, ("CO-500", 0.6)), retrieval_low_confidence=False)
+    assert result.leading is not None
+    assert {h.kind for h in result.leading.confirmed} == {"service", "path"}
+    assert diagnosis_band(result) is ConfidenceBand.MEDIUM
+    crashed = {**incident, "logs": ["ERROR checkout-service POST /checkout 500 ZeroDivisionError"]}
+    result = diagnose(crashed, docs(chunks, ("CO-500", 0.6)), retrieval_low_confidence=False)
+    assert diagnosis_band(result) is ConfidenceBand.HIGH
+
+
 def test_band_a_failure_condition_the_doc_names_is_a_specific_signal(chunks: Any) -> None:
     from app.rca.confidence import diagnosis_band
     from app.rca.schema import ConfidenceBand
@@ -1342,6 +1361,37 @@ def test_who_took_the_report_or_the_larger_system_is_no_other_service(chunks: An
         retrieval_low_confidence=False,
     )
     assert gateway.abstained
+
+
+def test_a_service_written_with_underscores_is_named(chunks: Any) -> None:
+    incident = {
+        "service": "haproxy-edge",
+        "message": "product pages show no stock since 10:05",
+        "logs": [
+            "haproxy[1822]: [ALERT] backend 'inventory_api' has no server available!",
+            'haproxy[1822]: fe_https inventory_api/<NOSRV> 503 217 "GET /v1/stock/4011 HTTP/1.1"',
+        ],
+    }
+    pairs = [("INV-503", 0.6), ("POS-503-PLU", 0.64)]
+    stock = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert stock.leading is not None and stock.leading.key == "INV-503"
+
+
+def test_an_endpoint_where_the_timeout_surfaced_does_not_keep_a_field_code(chunks: Any) -> None:
+    incident = {
+        "error_code": "CO-500",
+        "service": "checkout",
+        "message": "Web shop checkout failing, triage bot tagged it",
+        "logs": [
+            'level=ERROR component=psp-adapter msg="authorize failed" status=504 '
+            'err="Post https://api.psp-provider.example/v2/auth: context deadline exceeded"',
+            '"POST /checkout HTTP/1.1" 504 UT 812 24 45003',
+        ],
+    }
+    pairs = [("CO-500", 0.49), ("PAY-408", 0.57)]
+    result = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert result.overruled_code == "CO-500"
+    assert result.leading is not None and result.leading.key == "PAY-408"
 
 
 def test_the_same_function_in_another_familys_code_has_not_moved(chunks: Any) -> None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.evidence.signals import SERVICE, STATUS
-from app.rca.candidates import SPECIFIC_KINDS, Candidate
+from app.rca.candidates import SPECIFIC_KINDS, WHERE_KINDS, Candidate
 from app.rca.schema import ConfidenceBand
 
 if TYPE_CHECKING:
@@ -154,8 +154,11 @@ def diagnosis_band(
     )
     # The exact expected status counts as a second, independent confirmation of a specific one.
     confirmations = len(specific) + int(bool(exact_status))
+    # Where it runs (a service, an endpoint) twice over is not which failure it is.
+    what_failed = bool(exact_status) or any(h.kind not in WHERE_KINDS for h in telling)
     if (
-        margin >= thresholds.high_margin
+        what_failed
+        and margin >= thresholds.high_margin
         and not prose_only
         and not _rival_in_other_records(diagnosis)
         and (code_in_record or (specific and confirmations >= thresholds.high_specific))

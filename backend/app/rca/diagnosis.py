@@ -394,7 +394,9 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
         # The other family's own service in the line that fails ("inventory-service 503 'no
         # healthy upstream'") names the failing hop, unless the field's family runs there too.
         named_services = {h.signal for h in named.confirmed if h.kind == SERVICE}
-        return all(h.kind == STATUS_CLASS or h.weak or is_one_word(h) for h in own) and any(
+        # An endpoint says where, not which failure: "POST /checkout 504" after the payment
+        # provider's deadline passed is the web shop's request, not its crash.
+        return all(h.kind in (STATUS_CLASS, PATH) or h.weak or is_one_word(h) for h in own) and any(
             (h.kind in _OWN_FAILURE_KINDS and not h.weak and in_records(h))
             or (h.signal not in named_services and _seen_failing(h, failing))
             for h in other.confirmed

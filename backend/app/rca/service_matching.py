@@ -31,7 +31,11 @@ _DEPLOYMENT_SUFFIX = (
 
 
 def name_pattern(name: str) -> re.Pattern[str]:
-    """How evidence writes service ``name``: itself, a deployment or pod of it, or a reference."""
+    """How evidence writes service ``name``: itself, a deployment or pod of it, or a reference.
+
+    ``inventory_api`` (an HAProxy backend, a configuration key) is ``inventory-api`` written
+    with the other separator.
+    """
     pattern = _NAME_PATTERNS.get(name)
     if pattern is None:
         # A Deployment's pod (``checkout-service-7c4d9-kq2mz``) names its service too, and so
@@ -39,7 +43,7 @@ def name_pattern(name: str) -> re.Pattern[str]:
         # prefixes ``[pod/<pod>/<container>]``), where a path segment does not.
         # The name comes first so the engine scans for it as a literal; what stands before it
         # is checked once it is found (each lookbehind has a fixed width: the name's own).
-        literal = re.escape(name)
+        literal = re.escape(name).replace(r"\-", "[-_]")
         before = "|".join(
             [rf"(?<=(?<![a-z0-9_./-]){literal})"]
             + [rf"(?<=\b{kind}/{literal})" for kind in sorted(KINDS)]
