@@ -228,6 +228,12 @@ def test_failure_conditions_of_the_platform() -> None:
     equipment_field = "ALARM unit=walkin-2 compressor_fault=true high_temp=true"
     assert failure_conditions(equipment_field) == ["equipment fault"]
     assert failure_conditions("Kühlraum zu warm, Kompressor-Alarm") == ["equipment fault"]
+    sql_client = (
+        "System.InvalidOperationException: Timeout expired. The timeout period elapsed prior to "
+        "obtaining a connection from the pool. All pooled connections were in use and max pool "
+        "size was reached."
+    )
+    assert failure_conditions(sql_client) == ["connection pool exhausted"]
     assert failure_conditions("till 2 receipt printer not printing") == ["equipment fault"]
     assert failure_conditions("display says 'cover open'") == ["equipment fault"]
     pool = ["connection pool exhausted"]

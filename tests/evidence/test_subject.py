@@ -42,6 +42,8 @@ from app.evidence.subject import named_system
         ("Jira ticket OPS-4411: tills reject every sale", None),
         ("Slack thread from #stores: fridge readings missing", None),
         ("ServiceNow is slow for everyone", "servicenow"),
+        ("Teams - Till Support chat\nMonika: tills reject every sale", None),
+        ("Teams - calls drop after 5 minutes for every store", "teams"),
     ],
 )
 def test_the_system_is_read_where_a_report_names_its_subject(

@@ -1309,6 +1309,21 @@ def test_the_familys_service_shown_working_leaves_the_failure_to_another_system(
     }
     stock = diagnose(pool, docs(chunks, ("INV-503", 0.68)), retrieval_low_confidence=False)
     assert stock.leading is not None and stock.leading.key == "INV-503"
+    # Telemetry "fresh, no gaps" is the chiller monitor working; the planner behind the
+    # facilities gateway is what fails.
+    planner = {
+        "service": "defrost-planner",
+        "message": "defrost-planner down, 502",
+        "logs": [
+            "01:07:41 kernel: Out of memory: Killed process 4121 (python)",
+            "01:07:45 facilities-gw [error] connect() failed (111: Connection refused) while "
+            'connecting to upstream, request: "GET /defrost/v1/schedules/0231"',
+            "01:08:00 chiller-monitor telemetry fresh from 212/212 stores, no gaps",
+        ],
+    }
+    assert diagnose(
+        planner, docs(chunks, ("CH-502", 0.66)), retrieval_low_confidence=False
+    ).abstained
 
 
 def test_a_service_shown_working_with_nothing_failing_is_not_its_outage(chunks: Any) -> None:
@@ -1392,6 +1407,20 @@ def test_an_endpoint_where_the_timeout_surfaced_does_not_keep_a_field_code(chunk
     result = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
     assert result.overruled_code == "CO-500"
     assert result.leading is not None and result.leading.key == "PAY-408"
+
+
+def test_the_systems_own_message_quoted_by_the_reporter_is_evidence(chunks: Any) -> None:
+    said = (
+        "till won't let me ring up 0 of an item, we give out free samples. Till says "
+        "'Sale rejected: quantity must be greater than 0'"
+    )
+    pairs = [("POS-422-QTY", 0.43), ("POS-422-AMOUNT", 0.42)]
+    quoted = diagnose({"message": said}, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert quoted.leading is not None and quoted.leading.key == "POS-422-QTY"
+    # In the reporter's own words, at this similarity, it is not enough.
+    told = "till won't let me ring up 0 of an item; the quantity must be greater than 0, it says"
+    unquoted = diagnose({"message": told}, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert unquoted.abstained
 
 
 def test_the_same_function_in_another_familys_code_has_not_moved(chunks: Any) -> None:

@@ -84,11 +84,25 @@ _CHANNEL_TOOLS = frozenset(
     "servicenow jira zendesk freshdesk helpdesk slack teams outlook gmail".split()
 )
 _CHANNEL_NOUNS = frozenset(
-    "ticket tickets incident inc case request thread message messages channel post email mail "
-    "notification".split()
+    "ticket tickets incident inc case request thread message messages channel chat dm post "
+    "email mail notification".split()
 )
 #: A ticket's number: ``INC0051277``, ``OPS-4411``, ``#4411``.
 _TICKET_ID_RE = re.compile(r"#?[a-z]{0,6}-?\d{3,}")
+
+
+#: A header line naming the tool and the conversation: "Teams - Till Support chat".
+_CHANNEL_HEADER_RE = re.compile(
+    rf"^\W*(?P<tool>{'|'.join(sorted(_CHANNEL_TOOLS))})\b[^\n]{{0,40}}?"
+    rf"\b(?:{'|'.join(sorted(_CHANNEL_NOUNS))})\b",
+    re.IGNORECASE,
+)
+
+
+def _channel_header(message: str) -> str | None:
+    """The tool a report's first line names as where the conversation happened, if any."""
+    header = _CHANNEL_HEADER_RE.match(message)
+    return header["tool"].lower() if header else None
 
 
 def _names_the_channel(words: list[str], at: int) -> bool:
@@ -130,9 +144,10 @@ def named_system(message: str) -> str | None:
         # "resolved: Jira back after the reindex", "FYI - Vault sealed": the label is not it.
         phrases.append(_phrase(message[label.end() :])[0])
     phrases += [_phrase(message[m.end() :])[0] for m in _PLACE_RE.finditer(message)]
+    channel = _channel_header(message)
     for words in phrases:
         for at, word in enumerate(words):
-            if _names_the_channel(words, at):
+            if word == channel or _names_the_channel(words, at):
                 continue
             if word in THIRD_PARTY_SYSTEMS:
                 return word

@@ -69,7 +69,10 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         r"|\btoo many (?:clients|connections)\b"
         r"|\bremaining connection slots are reserved\b|\bConnection is not available\b"
         r"|\b(?:could not|cannot|can't|unable to) (?:get|obtain|acquire) (?:a )?(?:database |db )?"
-        r"connection\b|\bTimeout waiting for idle object\b|\bPoolTimeout\b",
+        r"connection\b|\bTimeout waiting for idle object\b|\bPoolTimeout\b"
+        # .NET's SqlClient: "… prior to obtaining a connection from the pool … max pool size
+        # was reached".
+        r"|\bobtaining a connection from the pool\b|\bmax(?:imum)? pool size was reached\b",
         "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b"
         r"|\bDNS (?:outage|failures?|down|errors?|issues?|problems?)\b",
         # The store's or site's network itself: "router down", "lost connectivity".
@@ -127,7 +130,7 @@ NO_TROUBLE_RE = re.compile(
     r"\bno(?:\s+[\w-]+){0,4}?\s+(?:monitors?|alerts?|alarms?|rules?)\s+(?:is |are |was |were )?"
     r"(?:firing|paging)\b|\b(?:nothing|none)\s+(?:is |are |was )?(?:firing|paging)\b"
     r"|\b(?:no|without|zero|0)\s+(?:new\s+)?(?:errors?|failures?|exceptions?|alerts?|alarms?"
-    r"|[45](?:\d\d|xx)s?|timeouts?|crash(?:es)?|restarts?)\b"
+    r"|[45](?:\d\d|xx)s?|timeouts?|crash(?:es)?|restarts?|gaps?|issues?|problems?)\b"
     r"|\berror (?:rate|ratio)s? (?:is |are |was |were |looks? |stays? |stayed |remained )?"
     r"(?:normal|flat|ok|fine|zero)\b",
     re.IGNORECASE,

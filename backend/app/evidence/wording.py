@@ -188,3 +188,14 @@ def named_fields(text: str) -> list[str]:
         for m in _NAMED_FIELD_RE.finditer(text)
     )
     return [f.rstrip("/").rsplit("/", 1)[-1][:80] if f.startswith("/") else f[:80] for f in found]
+
+
+#: Text between quotation marks: "…", “…”, ‘…’ or '…' (an apostrophe inside a word opens none).
+_QUOTED_RE = re.compile(
+    r"[\"“]([^\"“”\n]{6,200})[\"”]|(?<![A-Za-z])['‘]([^'‘’\n]{6,200})['’](?![A-Za-z])"
+)
+
+
+def quoted(text: str) -> list[tuple[str, ...]]:
+    """The words of each passage ``text`` quotes: what a screen or a system said, verbatim."""
+    return [words(a or b) for a, b in _QUOTED_RE.findall(text)]

@@ -66,6 +66,7 @@ from app.evidence.signals import (
 )
 from app.evidence.sources.signals import STATUS_FLAT
 from app.evidence.trouble import NOT_PRODUCTION_RE, says_not_live, says_nothing_fails
+from app.evidence.wording import contains_phrase, quoted, words
 from app.rca.candidates import SPECIFIC_KINDS, WHERE_KINDS, Candidate, SignalHit
 from app.rca.match_context import MatchContext, families
 from app.rca.matching import (
@@ -476,6 +477,26 @@ def _evidence_enough(
     )
 
 
+#: A phrase of at least this many words, quoted, is the system's own message.
+QUOTED_PHRASE_WORDS = 3
+
+
+def _quotes_its_error(cand: Candidate, said: Sequence[str]) -> bool:
+    """Whether the reporter quotes what the system said in the family's own words.
+
+    "Till says 'Sale rejected: quantity must be greater than 0'" is the till's error body,
+    copied from the screen: as much a record of the failure as a log line holding it, however
+    few words of the report are like the family's history.
+    """
+    phrases = [
+        phrase
+        for h in cand.confirmed
+        if h.kind == PHRASE and not h.weak
+        if len(phrase := words(h.signal)) >= QUOTED_PHRASE_WORDS
+    ]
+    return any(contains_phrase(q, p) for t in said for q in quoted(t) for p in phrases)
+
+
 def _says_something_fails(observed: IncidentSignals) -> bool:
     """Whether any piece of the incident says something fails.
 
@@ -610,7 +631,8 @@ def _decide(
     supported = [
         c
         for c in offered
-        if c.supported and _evidence_enough(c, prose, trouble, fine(c), denied(c))
+        if c.supported
+        and (_evidence_enough(c, prose, trouble, fine(c), denied(c)) or _quotes_its_error(c, said))
     ]
     flat = bool(observed.of(STATUS_FLAT))
     if flat and not any(not h.weak for c in supported for h in c.confirmed):

@@ -136,10 +136,12 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
     )
 
 
-#: A record that shows a service answering: a success status, "ok", "healthy", a gauge of 1
+#: A record that shows a service answering: a success status, "ok", "healthy", "telemetry
+#: fresh", "no gaps", a gauge of 1
 #: (``up{job="chiller-monitor"}=1``), a success, 2xx or availability share of 95 % or more.
 _WORKING_RE = re.compile(
-    r"(?<!not )\b(?:2\d\d|ok|okay|healthy|succeeded|completed|ready|normal)\b"
+    r"(?<!not )\b(?:2\d\d|ok|okay|healthy|succeeded|completed|ready|normal|fresh|up to date)\b"
+    r"|\bno (?:gaps?|errors)\b"
     r"|\}\s*=\s*1\b"
     r"|\b(?:success|2xx|availability|health|uptime)(?:\s+(?:rate|ratio))?\s*[:=]?\s*"
     r"(?:9[5-9]|100)(?:\.\d+)?\s*%",
