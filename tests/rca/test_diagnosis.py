@@ -1324,6 +1324,24 @@ def test_the_familys_service_shown_working_leaves_the_failure_to_another_system(
     assert diagnose(
         planner, docs(chunks, ("CH-502", 0.66)), retrieval_low_confidence=False
     ).abstained
+    # The family's failure said to be over before another system's began is not the failure now.
+    loyalty = {
+        "service": "loyalty-service",
+        "message": "Loyalty points not credited at checkout, loyalty API returning 503",
+        "logs": [
+            "04-14T14:20:11Z ERROR inventory-service QueuePool limit of size 20 reached",
+            "04-14T14:35:40Z INFO inventory-service pool resized to 40, health green, "
+            "INC-3391 resolved",
+            "04-15T11:02:07Z ERROR loyalty-service HikariPool-1 - Connection is not available",
+            "04-15T11:02:07Z WARN loyalty-service POST /points/credit -> 503",
+        ],
+    }
+    pairs = [("INV-503", 0.64)]
+    assert diagnose(loyalty, docs(chunks, *pairs), retrieval_low_confidence=False).abstained
+    # Not when the family fails again after it recovered.
+    again = {**loyalty, "logs": [*loyalty["logs"][:2], "ERROR inventory-service QueuePool limit"]}
+    relapse = diagnose(again, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert relapse.leading is not None and relapse.leading.key == "INV-503"
 
 
 def test_a_service_shown_working_with_nothing_failing_is_not_its_outage(chunks: Any) -> None:

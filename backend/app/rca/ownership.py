@@ -137,15 +137,21 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
 
 
 #: A record that shows a service answering: a success status, "ok", "healthy", "telemetry
-#: fresh", "no gaps", a gauge of 1
+#: fresh", "no gaps", "circuit breaker OPEN -> CLOSED", a gauge of 1
 #: (``up{job="chiller-monitor"}=1``), a success, 2xx or availability share of 95 % or more.
 _WORKING_RE = re.compile(
-    r"(?<!not )\b(?:2\d\d|ok|okay|healthy|succeeded|completed|ready|normal|fresh|up to date)\b"
+    r"(?<!not )\b(?:2\d\d|ok|okay|healthy|green|succeeded|completed|ready|normal|fresh"
+    r"|up to date|recovered|resolved)\b|->\s*closed\b"
     r"|\bno (?:gaps?|errors)\b"
     r"|\}\s*=\s*1\b"
     r"|\b(?:success|2xx|availability|health|uptime)(?:\s+(?:rate|ratio))?\s*[:=]?\s*"
     r"(?:9[5-9]|100)(?:\.\d+)?\s*%",
     re.IGNORECASE,
+)
+#: A record saying a service is back: "health check green", "breaker OPEN -> CLOSED",
+#: "incident INC-3391 resolved", "recovered".
+_RECOVERED_RE = re.compile(
+    r"\b(?:recovered|resolved|back to normal|green)\b|->\s*closed\b", re.IGNORECASE
 )
 #: Parts of a host's name that say nothing about which system it is.
 _HOST_PARTS = frozenset("com net org io internal local lan corp example svc cluster www".split())
@@ -176,7 +182,10 @@ def weigh_shown_working(
     is the e-receipt sender's fault, not the till checkout's. A failing record that names a
     system the knowledge base knows (any family's service, a host with a part of one's name,
     or a caller the family's doc names: ``pos-api`` for the PLU service "used by the POS API")
-    leaves the family in the running: the failure may be the family's, seen by a caller.
+    leaves the family in the running: the failure may be the family's, seen by a caller;
+    unless it was logged before a record says the family recovered ("health check green",
+    "breaker OPEN -> CLOSED") and the failure now is another system's (an earlier PLU blip,
+    sorted, beside tonight's NAS backup failure).
     """
     if not names:
         return
@@ -206,15 +215,20 @@ def weigh_shown_working(
     claimed = {p for name in ctx.all_services for p in telling_parts(name)} | (
         neighbours - GENERIC_NAME_PARTS
     )
+    recovered = [i for i in working if _RECOVERED_RE.search(ctx.texts[i])]
+    last_recovery = max((evidence_position(i) for i in recovered), default=None)
     elsewhere: list[tuple[str, list[str]]] = []
     items = {i.id: i for i in ctx.observed.items}
     for record in sorted(failing, key=evidence_position):
-        if any(mentions(items[record], n) for n in ctx.all_services):
-            return
+        # A known system's failure logged before the family is said to have recovered is over
+        # ("PLU service unavailable (503)" before "plu-service health check green").
+        over = last_recovery is not None and evidence_position(record) < last_recovery
         systems = [s for s in system_names(ctx.texts[record]) if normal_code(s) not in ctx.codes]
-        if not systems:
-            continue
-        if any(_telling_name_parts(s) & claimed for s in systems):
+        if any(mentions(items[record], n) for n in ctx.all_services) or any(
+            _telling_name_parts(s) & claimed for s in systems
+        ):
+            if over:
+                continue
             return
         if unknown := [s for s in systems if _telling_name_parts(s)]:
             elsewhere.append((record, unknown))
