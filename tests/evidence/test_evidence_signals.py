@@ -624,6 +624,11 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
             True,
         ),
         ("what does '422 quantity must be greater than 0' mean? Nothing is broken today.", True),
+        (
+            "Deploy of checkout 5.14.2 finished, please review the startup logs before we close "
+            "the change ticket",
+            True,
+        ),
         ("checkout slow, no errors", False),
         ("no impact on customers yet, tills slow to price", False),
         # A handover whose every item is marked over; one still open is live.

@@ -1441,6 +1441,29 @@ def test_the_systems_own_message_quoted_by_the_reporter_is_evidence(chunks: Any)
     assert unquoted.abstained
 
 
+def test_a_status_only_the_reporter_guesses_yields_to_the_records(chunks: Any) -> None:
+    trace = (
+        "java.lang.reflect.UndeclaredThrowableException: null\n"
+        "\tat com.mercato.payments.api.PaymentsController.authorise(PaymentsController.java:66)\n"
+        "Caused by: java.net.SocketTimeoutException: Read timed out\n"
+        "\tat com.mercato.payments.psp.PspHttpClient.authorise(PspHttpClient.java:142)"
+    )
+    incident = {
+        "service": "payments",
+        "message": "Card gateway giving bad gateway again? online payments failing, see trace",
+        "stack_trace": trace,
+    }
+    pairs = [("PAY-408", 0.45), ("POS-502-CARD", 0.54)]
+    result = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert result.leading is not None and result.leading.key == "PAY-408"
+    # With nothing in the records, the reporter's 502 still speaks against the timeout family.
+    guessed = diagnose(
+        {**incident, "stack_trace": ""}, docs(chunks, *pairs), retrieval_low_confidence=False
+    )
+    timeout = next(c for c in guessed.candidates if c.key == "PAY-408")
+    assert any(h.kind == "status_class" for h in timeout.contradicted)
+
+
 def test_the_same_function_in_another_familys_code_has_not_moved(chunks: Any) -> None:
     def trace(path: str) -> dict[str, Any]:
         return {

@@ -240,7 +240,7 @@ SETTLED_RE = re.compile(
 #: How a report frames what it tells as a question or a plan: no live failure, unless it also
 #: tells one in the present tense.
 ASKING_RE = re.compile(
-    r"\bchange[ _]request\b|\bCR-\d+\b|\bCAB\b"
+    r"\bchange[ _](?:request|ticket)\b|\bCR-\d+\b|\bCAB\b"
     r"|\bpost-?mortem (?:review|meeting|follow-?up|action)|\baction items?\b|\bAI-\d+\b"
     r"|\bcapacity planning\b|\bforecast\b|\bdecommission\w*|\bplanning for\b"
     r"|\bon-call matrix\b|\btoo noisy\b|\braise the threshold\b"

@@ -74,6 +74,7 @@ from app.rca.matching import (
     WEAK_STRENGTH,
     component_confirmed,
     dedupe,
+    excuse_prose_statuses,
     is_one_word,
     missing_signals,
     shows_failure,
@@ -269,6 +270,7 @@ def _candidate(
     weigh_shown_working(cand, ctx, signals.get("services", []), neighbours)
     dedupe(cand)
     _excuse_moved_code(cand, ctx, signals.get("services", []))
+    excuse_prose_statuses(cand, ctx)
     cand.missing = missing_signals(cand, signals)
     cand.score = _score(cand, phrase_weight)
     component_contradicted = any(h.kind in (SERVICE, FILE, PATH) for h in cand.contradicted)

@@ -326,6 +326,30 @@ def weigh_statuses(
         )
 
 
+def excuse_prose_statuses(cand: Candidate, ctx: MatchContext) -> None:
+    """A status only the reporter names yields to the family's own failure in the records.
+
+    "Card gateway giving bad gateway again?" over a trace ending in "SocketTimeoutException:
+    Read timed out" in the payment client is the reporter's guess; the trace is the payment
+    provider timing out, whatever status the reporter expects. Where nothing in the records
+    shows the family's own failure (an exception, a phrase, a condition), the reporter's
+    status still speaks against it.
+    """
+    prose = {i.id for i in ctx.observed.items if i.source == MESSAGE}
+    own = any(
+        h.kind in (EXCEPTION, PHRASE, CONDITION)
+        and not h.weak
+        and any(i not in prose for i in h.evidence_ids)
+        for h in cand.confirmed
+    )
+    if own:
+        cand.contradicted = [
+            h
+            for h in cand.contradicted
+            if not (h.kind in (STATUS, STATUS_CLASS) and set(h.evidence_ids) <= prose)
+        ]
+
+
 def _status_against(
     cand: Candidate, expected: Sequence[str], against: Sequence[Observation], why: str
 ) -> None:
