@@ -1408,6 +1408,18 @@ def test_a_service_written_with_underscores_is_named(chunks: Any) -> None:
     pairs = [("INV-503", 0.6), ("POS-503-PLU", 0.64)]
     stock = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
     assert stock.leading is not None and stock.leading.key == "INV-503"
+    # A numbered instance (``pos-card-gateway-2``) is its service too.
+    cards = {
+        "service": "card-settlement",
+        "message": "card totals short: card payments at the till fail with 502, cash is fine",
+        "logs": [
+            "ERROR pos-card-gateway-2 POST /authorise 502 Bad Gateway: invalid response from "
+            "upstream acquirer-a",
+        ],
+    }
+    pairs = [("POS-502-CARD", 0.85), ("POS-500-CHECKOUT", 0.58)]
+    card = diagnose(cards, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert card.leading is not None and card.leading.key == "POS-502-CARD"
 
 
 def test_an_endpoint_where_the_timeout_surfaced_does_not_keep_a_field_code(chunks: Any) -> None:

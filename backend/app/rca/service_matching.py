@@ -25,6 +25,8 @@ GENERIC_NAME_PARTS = frozenset(
 _NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
 #: An environment or rollout track after a service's name: ``inventory-api-prod``,
 #: ``plu-service-canary``.
+#: A StatefulSet pod's or a numbered instance's ordinal: ``pos-card-gateway-2``.
+_ORDINAL = r"-\d{1,3}"
 _DEPLOYMENT_SUFFIX = (
     r"-(?:prod|production|prd|live|staging|stage|stg|canary|stable|primary|blue|green)"
 )
@@ -49,7 +51,7 @@ def name_pattern(name: str) -> re.Pattern[str]:
             + [rf"(?<=\b{kind}/{literal})" for kind in sorted(KINDS)]
         )
         pattern = re.compile(
-            rf"{literal}(?:{before})(?:{_DEPLOYMENT_SUFFIX})?(?:{POD_SUFFIX})?"
+            rf"{literal}(?:{before})(?:{_DEPLOYMENT_SUFFIX})?(?:{POD_SUFFIX}|{_ORDINAL})?"
             rf"(?:(?![a-z0-9_/-])|(?=/[a-z0-9_-]+\]))"
         )
         _NAME_PATTERNS[name] = pattern
