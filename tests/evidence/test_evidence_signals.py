@@ -629,6 +629,11 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
             "the change ticket",
             True,
         ),
+        ("Status: Resolved - stock lookups green since 11:05; closing the bridge.", True),
+        (
+            "Game day: we killed chiller-monitor in the lab. Exercise complete, nothing to fix.",
+            True,
+        ),
         ("checkout slow, no errors", False),
         ("no impact on customers yet, tills slow to price", False),
         # A handover whose every item is marked over; one still open is live.

@@ -1476,6 +1476,27 @@ def test_a_status_only_the_reporter_guesses_yields_to_the_records(chunks: Any) -
     assert any(h.kind == "status_class" for h in timeout.contradicted)
 
 
+def test_a_timeline_that_ends_resolved_is_history(chunks: Any) -> None:
+    timeline = {
+        "service": "checkout-service",
+        "message": "Timeline (final): 14:02 alert on web shop checkout 500s. 14:10 rolled back. "
+        "14:40 Resolved. Postmortem to follow.",
+        "logs": [
+            "14:03:12 ERROR checkout_service.py apply_discount: ZeroDivisionError",
+            "14:25:00 INFO checkout-service POST /checkout 200 basket=9010 items=0",
+        ],
+    }
+    pairs = [("CO-500", 0.77)]
+    assert diagnose(timeline, docs(chunks, *pairs), retrieval_low_confidence=False).abstained
+    # Still investigating, or no later record showing it work: the failure is live.
+    for live in (
+        {**timeline, "message": "Timeline: 14:02 checkout 500s. Status: Investigating."},
+        {**timeline, "logs": timeline["logs"][:1]},
+    ):
+        answered = diagnose(live, docs(chunks, *pairs), retrieval_low_confidence=False)
+        assert answered.leading is not None and answered.leading.key == "CO-500"
+
+
 def test_the_same_function_in_another_familys_code_has_not_moved(chunks: Any) -> None:
     def trace(path: str) -> dict[str, Any]:
         return {

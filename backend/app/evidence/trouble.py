@@ -233,7 +233,11 @@ SETTLED_RE = re.compile(
     r"|\bdeliberately\b|\bas expected\b|\btraining (?:tills?|mode|store)\b"
     r"|\brunbook (?:section|excerpt|page|draft|entry|question)\b|\bduplicate of\b"
     r"|\bclosing this\b|\bnothing (?:is |left |still )?open\b"
-    r"|\bno open (?:incidents?|items?|issues?)\b",
+    r"|\bno open (?:incidents?|items?|issues?)\b"
+    # A timeline or status page that ends the incident: "14:40 Resolved", "Status: Resolved",
+    # "closing the bridge", "exercise complete, nothing to fix".
+    r"|\b\d{1,2}[:.]\d{2}\s+(?:resolved|closed)\b|\bstatus\s*:\s*resolved\b"
+    r"|\bclosing the (?:bridge|incident|ticket)\b|\bexercise complete\b|\bnothing to fix\b",
     re.IGNORECASE,
 )
 

@@ -65,7 +65,7 @@ from app.evidence.signals import (
     observe_incident,
 )
 from app.evidence.sources.signals import STATUS_FLAT
-from app.evidence.trouble import NOT_PRODUCTION_RE, says_not_live, says_nothing_fails
+from app.evidence.trouble import NOT_PRODUCTION_RE, SETTLED_RE, says_not_live, says_nothing_fails
 from app.evidence.wording import contains_phrase, quoted, words
 from app.rca.candidates import SPECIFIC_KINDS, WHERE_KINDS, Candidate, SignalHit
 from app.rca.match_context import MatchContext, families
@@ -91,7 +91,12 @@ from app.rca.matching import (
     weigh_set,
     weigh_statuses,
 )
-from app.rca.ownership import weigh_code_location, weigh_foreign_systems, weigh_shown_working
+from app.rca.ownership import (
+    ended_later,
+    weigh_code_location,
+    weigh_foreign_systems,
+    weigh_shown_working,
+)
 from app.rca.service_matching import neighbour_words
 
 __all__ = ["SPECIFIC_KINDS", "Candidate", "Diagnosis", "SignalHit", "diagnose"]
@@ -518,13 +523,21 @@ def _not_live(observed: IncidentSignals) -> bool:
     CO-500 postmortem", "[TEST] synthetic alert" with ``error_code`` POS-422-QTY) names a
     family without anything failing now: the ``error_code`` and ``event`` fields are labels,
     not records. A failing record from production (a log line, a stack trace, a collected
-    series) says otherwise; one marked ``[staging]`` does not.
+    series) says otherwise; one marked ``[staging]`` does not, nor one a later record shows
+    ended (``ended_later``: "ZeroDivisionError" at 14:03, "POST /checkout 200" at 14:25 in a
+    timeline that ends "Resolved").
     """
     framing = [i.text for i in observed.items if i.source == MESSAGE or i.id == EVENT_FIELD]
     if not any(says_not_live(text) for text in framing):
         return False
     texts = {i.id: i.text for i in observed.items}
-    return all(NOT_PRODUCTION_RE.search(texts[i]) for i in observed.failing_records)
+    # Only a report that ends the incident outright (a timeline's "14:40 Resolved", a game
+    # day) makes the failures a later record shows ended its history.
+    settled = any(SETTLED_RE.search(text) for text in framing)
+    return all(
+        NOT_PRODUCTION_RE.search(texts[i]) or (settled and ended_later(i, observed))
+        for i in observed.failing_records
+    )
 
 
 def _causal_choice(failing: Sequence[Candidate], observed: IncidentSignals) -> Candidate | None:
