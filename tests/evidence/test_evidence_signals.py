@@ -634,6 +634,11 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
             "Game day: we killed chiller-monitor in the lab. Exercise complete, nothing to fix.",
             True,
         ),
+        (
+            "Nur zur Info: Kartenzahlung ging heute Morgen ca. 20 Minuten nicht (502), seit 10:15 "
+            "läuft wieder alles normal. Kein Handlungsbedarf, Ticket kann geschlossen werden.",
+            True,
+        ),
         ("checkout slow, no errors", False),
         ("no impact on customers yet, tills slow to price", False),
         # A handover whose every item is marked over; one still open is live.

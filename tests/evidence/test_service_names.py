@@ -33,6 +33,9 @@ from app.rag.services import MATCH, ServiceCatalogue, service_match
         ("plu-service.shop.svc.cluster.local", "plu-service"),
         ("inventory-service-prod-5f7c9d8b4-x2k9q", "inventory-service"),
         ("pos-api-7c9d-4kq2x", "pos-api"),
+        # A region it is deployed to.
+        ("pos-backend-eu", "pos-backend"),
+        ("inventory-api-eu-west-1", "inventory-api"),
         # Names that only look like instances stay as they are.
         ("pos-api", "pos-api"),
         ("web-proxy", "web-proxy"),

@@ -31,6 +31,11 @@ _ENVIRONMENT = re.compile(
     r"|sandbox)$"
 )
 _POD_SUFFIX = re.compile(POD_SUFFIX + "$")
+#: Regions a service is deployed to: ``pos-backend-eu``, ``inventory-api-eu-west-1``. (A
+#: version, ``payments-v2``, may be another system and stays.)
+_REGION = re.compile(
+    r"[-_.](?:eu|us|uk|emea|apac|amer|latam|(?:eu|us|ap)-(?:west|east|north|south|central)(?:-\d)?)$"
+)
 #: A StatefulSet pod's ordinal.
 _ORDINAL = re.compile(r"-\d{1,3}$")
 #: How people write one service's name: "Inventory Service", "inventory_service",
@@ -40,7 +45,7 @@ _SEPARATOR = re.compile(r"[\s_]+")
 #: Rollout tracks that run the same service side by side.
 _TRACK = re.compile(r"[-_.](?:canary|stable|primary|baseline|blue|green|preview)$")
 #: What an instance or a deployment adds behind a service's name, cut in this order.
-_INSTANCE_SUFFIXES = (_POD_SUFFIX, _ORDINAL, _TRACK, _ENVIRONMENT)
+_INSTANCE_SUFFIXES = (_POD_SUFFIX, _ORDINAL, _TRACK, _ENVIRONMENT, _REGION)
 
 
 def service_name(raw: object) -> str | None:

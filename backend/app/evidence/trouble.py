@@ -237,7 +237,11 @@ SETTLED_RE = re.compile(
     # A timeline or status page that ends the incident: "14:40 Resolved", "Status: Resolved",
     # "closing the bridge", "exercise complete, nothing to fix".
     r"|\b\d{1,2}[:.]\d{2}\s+(?:resolved|closed)\b|\bstatus\s*:\s*resolved\b"
-    r"|\bclosing the (?:bridge|incident|ticket)\b|\bexercise complete\b|\bnothing to fix\b",
+    r"|\bclosing the (?:bridge|incident|ticket)\b|\bexercise complete\b|\bnothing to fix\b"
+    # The same in the languages the stores write in: "Kein Handlungsbedarf, Ticket kann
+    # geschlossen werden", "résolu", "resuelto", "risolto", "opgelost", "rozwiązane".
+    r"|\bkein handlungsbedarf\b|\bkann geschlossen werden\b|\bl[äa]uft wieder\b"
+    r"|\br[ée]solu\b|\bresuelto\b|\brisolto\b|\bopgelost\b|\brozwi[ąa]zan[ey]\b",
     re.IGNORECASE,
 )
 
