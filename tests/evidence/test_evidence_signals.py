@@ -92,7 +92,7 @@ def test_paths_from_text_and_urls_ignore_hosts_and_queries() -> None:
 
 
 def test_url_hosts_files_and_identifiers() -> None:
-    assert url_hosts("GET http://inventory-service:8080/v1/stock") == ["inventory-service"]
+    assert url_hosts("GET http://inventory-service:8080/v1/stock") == ("inventory-service",)
     assert files('File "/app/checkout_service.py", line 88') == ["checkout_service.py"]
     assert files("at com.pos.CheckoutHandler.apply(CheckoutHandler.java:188)") == [
         "checkouthandler.java"

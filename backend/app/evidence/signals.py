@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from app.evidence.escapes import stack_trace_text, without_escapes
@@ -210,9 +210,13 @@ def site_hosts(text: str) -> list[str]:
     return unique(h for h in found if h != "localhost")
 
 
-def url_hosts(text: str) -> list[str]:
-    """Host names of URLs in ``text`` (first label, lower-cased): ``plu-service`` etc."""
-    return unique(m.group("host").lower() for m in _URL_RE.finditer(text))
+@lru_cache(maxsize=4096)
+def url_hosts(text: str) -> tuple[str, ...]:
+    """Host names of URLs in ``text`` (first label, lower-cased): ``plu-service`` etc.
+
+    Cached: the diagnosis asks it of every piece for every service name of every candidate.
+    """
+    return tuple(unique(m.group("host").lower() for m in _URL_RE.finditer(text)))
 
 
 def files(text: str) -> list[str]:

@@ -169,7 +169,7 @@ def _telling_name_parts(name: str) -> set[str]:
 
 def shows_working(item: EvidenceText, names: Sequence[str]) -> bool:
     """Whether a record names one of ``names`` answering as it should."""
-    return any(mentions(item, n) for n in names) and bool(_WORKING_RE.search(item.text))
+    return bool(_WORKING_RE.search(item.text)) and any(mentions(item, n) for n in names)
 
 
 def weigh_shown_working(
