@@ -1495,6 +1495,14 @@ def test_a_timeline_that_ends_resolved_is_history(chunks: Any) -> None:
     ):
         answered = diagnose(live, docs(chunks, *pairs), retrieval_low_confidence=False)
         assert answered.leading is not None and answered.leading.key == "CO-500"
+    # An alert's title pasted as the message is read as a record, and still frames the report.
+    resolved = {
+        "service": "chiller-monitor",
+        "message": "[RESOLVED] TargetDown job=chiller-monitor - target back up",
+        "logs": ["alertname=TargetDown", "03:09:30 INFO api-gateway GET /chiller/health 200"],
+    }
+    chiller = docs(chunks, ("CH-502", 0.46))
+    assert diagnose(resolved, chiller, retrieval_low_confidence=False).abstained
 
 
 def test_the_same_function_in_another_familys_code_has_not_moved(chunks: Any) -> None:

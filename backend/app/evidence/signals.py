@@ -71,6 +71,12 @@ FAILURE_SIGNS = frozenset({CODE, STATUS, STATUS_CLASS, EXCEPTION, CONDITION})
 FIELD_CODE = "incident:error_code"
 #: The evidence id of the incident's ``service`` field.
 SERVICE_FIELD = "incident:service"
+#: The evidence id of the incident's ``event`` field: the alert's or monitor's name, what the
+#: rule that fired calls the failure, a claim like the reporter's words, not a record of it
+#: ("Sentry alert rule: POS amount mismatch").
+EVENT_FIELD = "incident:event"
+#: The evidence id of the incident's message.
+MESSAGE_FIELD = "incident:message"
 #: Where an observation came from; ``message`` is the reporter's own words (prose).
 FIELD, MESSAGE, STACK, LOG, COLLECTED = "field", "message", "stack", "log", "collected"
 #: Where records come from, as against the reporter's words and the structured fields.
@@ -419,7 +425,7 @@ def incident_texts(
         # (``job=plu code=503``) are a record, not the reporter's words.
         source = LOG if ALERT_TITLE_RE.match(message) else MESSAGE
         # An instruction to the model ("cite PAY-408") shows nothing: its code is no hint.
-        items.append(EvidenceText("incident:message", without_instructions(message), source))
+        items.append(EvidenceText(MESSAGE_FIELD, without_instructions(message), source))
     stack = stack_trace_text(incident).splitlines()
     echoed = source_echo_lines(stack)
     for number, line in enumerate(stack, start=1):

@@ -47,6 +47,7 @@ from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS
 from app.evidence.signals import (
     CODE,
     CONDITION,
+    EVENT_FIELD,
     EXCEPTION,
     FAILURE_SIGNS,
     FIELD_CODE,
@@ -65,9 +66,10 @@ from app.evidence.signals import (
     observe_incident,
 )
 from app.evidence.sources.signals import STATUS_FLAT
-from app.evidence.trouble import NOT_PRODUCTION_RE, SETTLED_RE, says_not_live, says_nothing_fails
+from app.evidence.trouble import says_nothing_fails
 from app.evidence.wording import contains_phrase, quoted, words
 from app.rca.candidates import SPECIFIC_KINDS, WHERE_KINDS, Candidate, SignalHit
+from app.rca.liveness import not_live
 from app.rca.match_context import MatchContext, families
 from app.rca.matching import (
     FAILURE_KINDS,
@@ -92,7 +94,6 @@ from app.rca.matching import (
     weigh_statuses,
 )
 from app.rca.ownership import (
-    ended_later,
     weigh_code_location,
     weigh_foreign_systems,
     weigh_shown_working,
@@ -129,9 +130,6 @@ HINT_WEIGHT = 0.1
 RANK_WEIGHT = 0.1
 NOT_COVERED = "similar symptoms in a system the knowledge base does not cover"
 NO_HISTORY = "no similar history in the knowledge base"
-#: The alert's or monitor's name: what the rule that fired calls the failure, a claim like
-#: the reporter's words, not a record of it ("Sentry alert rule: POS amount mismatch").
-EVENT_FIELD = "incident:event"
 NO_SUPPORT = "no candidate has confirmed, uncontradicted support in the incident's evidence"
 NO_FAILURE = "the measured error ratio stayed flat and no evidence shows a failure"
 NOT_LIVE = (
@@ -516,30 +514,6 @@ def _says_something_fails(observed: IncidentSignals) -> bool:
     )
 
 
-def _not_live(observed: IncidentSignals) -> bool:
-    """The reporter frames the report as no live failure, and no production record shows one.
-
-    A question, planned work, a test or a closed incident's follow-up ("AI-3 from last month's
-    CO-500 postmortem", "[TEST] synthetic alert" with ``error_code`` POS-422-QTY) names a
-    family without anything failing now: the ``error_code`` and ``event`` fields are labels,
-    not records. A failing record from production (a log line, a stack trace, a collected
-    series) says otherwise; one marked ``[staging]`` does not, nor one a later record shows
-    ended (``ended_later``: "ZeroDivisionError" at 14:03, "POST /checkout 200" at 14:25 in a
-    timeline that ends "Resolved").
-    """
-    framing = [i.text for i in observed.items if i.source == MESSAGE or i.id == EVENT_FIELD]
-    if not any(says_not_live(text) for text in framing):
-        return False
-    texts = {i.id: i.text for i in observed.items}
-    # Only a report that ends the incident outright (a timeline's "14:40 Resolved", a game
-    # day) makes the failures a later record shows ended its history.
-    settled = any(SETTLED_RE.search(text) for text in framing)
-    return all(
-        NOT_PRODUCTION_RE.search(texts[i]) or (settled and ended_later(i, observed))
-        for i in observed.failing_records
-    )
-
-
 def _causal_choice(failing: Sequence[Candidate], observed: IncidentSignals) -> Candidate | None:
     """Of two or more families each failing in the records, the one the causal record shows.
 
@@ -629,7 +603,7 @@ def _decide(
     if not offered:
         where = reporter or "this system"
         return Diagnosis(candidates, True, f"{NOT_COVERED} ({where})", retrieval_low_confidence)
-    if _not_live(observed):
+    if not_live(observed):
         return Diagnosis(candidates, True, NOT_LIVE, retrieval_low_confidence)
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     trouble = _says_something_fails(observed)

@@ -32,7 +32,6 @@ from app.evidence.signals import (
     SERVICE,
     STATUS,
     EvidenceText,
-    IncidentSignals,
 )
 from app.evidence.subject import code_capability, name_parts, system_names
 from app.evidence.wording import words
@@ -140,7 +139,7 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
 #: A record that shows a service answering: a success status, "ok", "healthy", "telemetry
 #: fresh", "no gaps", "circuit breaker OPEN -> CLOSED", a gauge of 1
 #: (``up{job="chiller-monitor"}=1``), a success, 2xx or availability share of 95 % or more.
-_WORKING_RE = re.compile(
+WORKING_RE = re.compile(
     r"(?<!not )\b(?:2\d\d|ok|okay|healthy|green|succeeded|completed|ready|normal|fresh"
     r"|up to date|recovered|resolved|running)\b|->\s*closed\b"
     r"|\bno (?:gaps?|errors)\b"
@@ -169,7 +168,7 @@ def _telling_name_parts(name: str) -> set[str]:
 
 def shows_working(item: EvidenceText, names: Sequence[str]) -> bool:
     """Whether a record names one of ``names`` answering as it should."""
-    return bool(_WORKING_RE.search(item.text)) and any(mentions(item, n) for n in names)
+    return bool(WORKING_RE.search(item.text)) and any(mentions(item, n) for n in names)
 
 
 def weigh_shown_working(
@@ -245,26 +244,4 @@ def weigh_shown_working(
             why=f"{names[0]} is shown working ({', '.join(working)}); the failure shows in "
             f"{others}, a system no doc covers",
         )
-    )
-
-
-def ended_later(record: str, observed: IncidentSignals) -> bool:
-    """Whether a later record shows the failing ``record``'s system working again.
-
-    "api-gateway-lab GET /chiller/health 502" followed by "api-gateway-lab GET /chiller/health
-    200"; a record that names no system ("ERROR checkout_service.py … ZeroDivisionError") is
-    ended by any later working record. Read only where the report itself says the incident is
-    over (a timeline ending "Resolved", a game day), to tell its history from a live failure.
-    """
-    texts = {i.id: i.text for i in observed.items}
-    systems = set(system_names(texts[record]))
-    after = evidence_position(record)
-    return any(
-        i.source in RECORD_SOURCES
-        and i.id not in observed.failing_records
-        and evidence_position(i.id)[0] == after[0]
-        and evidence_position(i.id) > after
-        and _WORKING_RE.search(i.text)
-        and (not systems or systems & set(system_names(i.text)))
-        for i in observed.items
     )

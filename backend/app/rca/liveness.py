@@ -1,0 +1,74 @@
+"""Is it a live failure at all: a report's framing, and records that show history.
+
+A question, planned work, a test, a closed incident's follow-up or a timeline that ends
+"Resolved" names a family without anything failing now (``app.evidence.trouble.says_not_live``).
+The diagnosis abstains on such a report unless a production record still fails
+(``not_live``); a failing record a later record shows working again is the report's history
+(``ended_later``), where the report itself ends the incident.
+"""
+
+from __future__ import annotations
+
+from app.evidence.signals import (
+    EVENT_FIELD,
+    MESSAGE,
+    MESSAGE_FIELD,
+    RECORD_SOURCES,
+    IncidentSignals,
+)
+from app.evidence.subject import system_names
+from app.evidence.trouble import NOT_PRODUCTION_RE, SETTLED_RE, says_not_live
+from app.rca.evidence import evidence_position
+from app.rca.ownership import WORKING_RE
+
+
+def not_live(observed: IncidentSignals) -> bool:
+    """The reporter frames the report as no live failure, and no production record shows one.
+
+    A question, planned work, a test or a closed incident's follow-up ("AI-3 from last month's
+    CO-500 postmortem", "[TEST] synthetic alert" with ``error_code`` POS-422-QTY) names a
+    family without anything failing now: the ``error_code`` and ``event`` fields are labels,
+    not records. A failing record from production (a log line, a stack trace, a collected
+    series) says otherwise; one marked ``[staging]`` does not, nor one a later record shows
+    ended (``ended_later``: "ZeroDivisionError" at 14:03, "POST /checkout 200" at 14:25 in a
+    timeline that ends "Resolved").
+    """
+    # The message frames the report even where it is an alert's title read as a record
+    # ("[RESOLVED] TargetDown job=chiller-monitor - target back up").
+    framing = [
+        i.text
+        for i in observed.items
+        if i.source == MESSAGE or i.id in (MESSAGE_FIELD, EVENT_FIELD)
+    ]
+    if not any(says_not_live(text) for text in framing):
+        return False
+    texts = {i.id: i.text for i in observed.items}
+    # Only a report that ends the incident outright (a timeline's "14:40 Resolved", a game
+    # day) makes the failures a later record shows ended its history.
+    settled = any(SETTLED_RE.search(text) for text in framing)
+    return all(
+        NOT_PRODUCTION_RE.search(texts[i]) or (settled and ended_later(i, observed))
+        for i in observed.failing_records
+    )
+
+
+def ended_later(record: str, observed: IncidentSignals) -> bool:
+    """Whether a later record shows the failing ``record``'s system working again.
+
+    "api-gateway-lab GET /chiller/health 502" followed by "api-gateway-lab GET /chiller/health
+    200"; a record that names no system ("ERROR checkout_service.py … ZeroDivisionError") is
+    ended by any later working record. Read only where the report itself says the incident is
+    over (a timeline ending "Resolved", a game day), to tell its history from a live failure.
+    """
+    texts = {i.id: i.text for i in observed.items}
+    systems = set(system_names(texts[record]))
+    after = evidence_position(record)
+    return any(
+        i.source in RECORD_SOURCES
+        and i.id not in observed.failing_records
+        and evidence_position(i.id)[0] == after[0]
+        and evidence_position(i.id) > after
+        and WORKING_RE.search(i.text)
+        and (not systems or systems & set(system_names(i.text)))
+        for i in observed.items
+    )
