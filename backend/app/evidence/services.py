@@ -71,11 +71,15 @@ def service_name(raw: object) -> str | None:
     return reduced or name
 
 
+#: Ticketing, paging, chat and mail tools reports arrive through.
+REPORTING_TOOLS = frozenset(
+    "servicenow snow jira zendesk freshdesk helpdesk pagerduty opsgenie slack teams outlook "
+    "gmail".split()
+)
 #: Words that name who takes a report, not what fails: a desk, a support queue or team, an
-#: on-call rota, a ticketing, paging or chat tool.
-_CHANNEL_PARTS = frozenset(
-    "desk helpdesk servicedesk support noc soc oncall triage ops itops sre "
-    "servicenow snow jira zendesk freshdesk pagerduty opsgenie slack".split()
+#: on-call rota, or one of the tools.
+_CHANNEL_PARTS = REPORTING_TOOLS | frozenset(
+    "desk servicedesk support noc soc oncall triage ops itops sre".split()
 )
 #: Parts that make a name a running system even beside a channel word ("support-api").
 _SYSTEM_PARTS = frozenset("api svc server gateway worker client adapter portal app web db".split())

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from app.evidence.services import REPORTING_TOOLS
 from app.evidence.trouble import TROUBLE_RE
 
 #: Well-known products that are not in the knowledge base's estate unless a doc names them.
@@ -77,12 +78,9 @@ def _phrase(text: str) -> tuple[list[str], str | None]:
     return found, None
 
 
-#: Tools reports arrive through. Named before a ticket or a message ("ServiceNow INC0051277",
-#: "Jira ticket OPS-4411", "Slack thread from #stores"), such a tool is how the report came,
-#: not what fails.
-_CHANNEL_TOOLS = frozenset(
-    "servicenow jira zendesk freshdesk helpdesk slack teams outlook gmail".split()
-)
+#: Named before a ticket or a message ("ServiceNow INC0051277", "Jira ticket OPS-4411", "Slack
+#: thread from #stores"), a tool reports arrive through (``REPORTING_TOOLS``) is how the
+#: report came, not what fails.
 _CHANNEL_NOUNS = frozenset(
     "ticket tickets incident inc case request thread message messages channel chat dm post "
     "email mail notification".split()
@@ -93,7 +91,7 @@ _TICKET_ID_RE = re.compile(r"#?[a-z]{0,6}-?\d{3,}")
 
 #: A header line naming the tool and the conversation: "Teams - Till Support chat".
 _CHANNEL_HEADER_RE = re.compile(
-    rf"^\W*(?P<tool>{'|'.join(sorted(_CHANNEL_TOOLS))})\b[^\n]{{0,40}}?"
+    rf"^\W*(?P<tool>{'|'.join(sorted(REPORTING_TOOLS))})\b[^\n]{{0,40}}?"
     rf"\b(?:{'|'.join(sorted(_CHANNEL_NOUNS))})\b",
     re.IGNORECASE,
 )
@@ -107,7 +105,7 @@ def _channel_header(message: str) -> str | None:
 
 def _names_the_channel(words: list[str], at: int) -> bool:
     """Whether ``words[at]`` is a tool the report came through, named before its ticket."""
-    if words[at] not in _CHANNEL_TOOLS or at + 1 >= len(words):
+    if words[at] not in REPORTING_TOOLS or at + 1 >= len(words):
         return False
     after = words[at + 1]
     return after in _CHANNEL_NOUNS or bool(_TICKET_ID_RE.fullmatch(after))

@@ -18,7 +18,8 @@ candidate; ``missing_signals`` lists what was expected but not observed. Rules:
   contradict -- unless the doc gives its exceptions as examples;
 - statuses: the exact status confirms, then the class; other classes contradict, and so does a
   status the doc sets the family against (``contrast_statuses``: "unlike a 502") and another
-  client error (a 401 or 429 where the family expects a 422);
+  client error (a 401 or 429 where the family expects a 422) -- unless only the reporter
+  names the status and the records show the family's own failure (``excuse_prose_statuses``);
 - contrast files: a trace through a file the doc names as another system's contradicts;
 - failure conditions of the platform (disk full, out of memory, image pull, certificate…):
   an expected one confirms; another contradicts when nothing shows the family's own failure;
