@@ -486,7 +486,7 @@ def _evidence_enough(
 QUOTED_PHRASE_WORDS = 3
 
 
-def _quotes_its_error(cand: Candidate, said: Sequence[str]) -> bool:
+def _quotes_its_error(cand: Candidate, quotes: Sequence[Sequence[str]]) -> bool:
     """Whether the reporter quotes what the system said in the family's own words.
 
     "Till says 'Sale rejected: quantity must be greater than 0'" is the till's error body,
@@ -499,7 +499,7 @@ def _quotes_its_error(cand: Candidate, said: Sequence[str]) -> bool:
         if h.kind == PHRASE and not h.weak
         if len(phrase := words(h.signal)) >= QUOTED_PHRASE_WORDS
     ]
-    return any(contains_phrase(q, p) for t in said for q in quoted(t) for p in phrases)
+    return any(contains_phrase(q, p) for q in quotes for p in phrases)
 
 
 def _says_something_fails(observed: IncidentSignals) -> bool:
@@ -608,6 +608,8 @@ def _decide(
     prose = frozenset(i.id for i in observed.items if i.source == MESSAGE)
     trouble = _says_something_fails(observed)
     said = [i.text for i in observed.items if i.source == MESSAGE]
+    # What the reporter quotes, read once for every candidate.
+    quotes = [q for t in said for q in quoted(t)]
     denies = any(says_nothing_fails(t) for t in said)
     denies_but_slow = any(says_nothing_fails(t, slowness_fails=False) for t in said)
 
@@ -621,7 +623,9 @@ def _decide(
         c
         for c in offered
         if c.supported
-        and (_evidence_enough(c, prose, trouble, fine(c), denied(c)) or _quotes_its_error(c, said))
+        and (
+            _evidence_enough(c, prose, trouble, fine(c), denied(c)) or _quotes_its_error(c, quotes)
+        )
     ]
     flat = bool(observed.of(STATUS_FLAT))
     if flat and not any(not h.weak for c in supported for h in c.confirmed):

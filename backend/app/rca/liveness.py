@@ -9,6 +9,8 @@ The diagnosis abstains on such a report unless a production record still fails
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from app.evidence.signals import (
     EVENT_FIELD,
     MESSAGE,
@@ -47,20 +49,20 @@ def not_live(observed: IncidentSignals) -> bool:
     # day) makes the failures a later record shows ended its history.
     settled = any(SETTLED_RE.search(text) for text in framing)
     return all(
-        NOT_PRODUCTION_RE.search(texts[i]) or (settled and ended_later(i, observed))
+        NOT_PRODUCTION_RE.search(texts[i]) or (settled and ended_later(i, observed, texts))
         for i in observed.failing_records
     )
 
 
-def ended_later(record: str, observed: IncidentSignals) -> bool:
+def ended_later(record: str, observed: IncidentSignals, texts: Mapping[str, str]) -> bool:
     """Whether a later record shows the failing ``record``'s system working again.
 
     "api-gateway-lab GET /chiller/health 502" followed by "api-gateway-lab GET /chiller/health
     200"; a record that names no system ("ERROR checkout_service.py … ZeroDivisionError") is
     ended by any later working record. Read only where the report itself says the incident is
     over (a timeline ending "Resolved", a game day), to tell its history from a live failure.
+    ``texts`` holds every piece's text by its evidence id.
     """
-    texts = {i.id: i.text for i in observed.items}
     systems = set(system_names(texts[record]))
     after = evidence_position(record)
     return any(

@@ -117,6 +117,8 @@ class MatchContext:
         claimed = frozenset(p for name in self.all_services for p in telling_parts(name))
         #: Every piece's text by its evidence id.
         self.texts = texts = {i.id: i.text for i in observed.items}
+        #: Every piece by its evidence id.
+        self.by_id = {i.id: i for i in observed.items}
         self.foreign: dict[str, list[str]] = {
             record: names
             for record in observed.failing_records

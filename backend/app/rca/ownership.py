@@ -100,13 +100,12 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
     def records(hit: SignalHit) -> list[str]:
         return [i for i in hit.evidence_ids if i in failing]
 
-    items = {i.id: i for i in ctx.observed.items}
     own_parts = {p for n in names for p in telling_parts(n)}
 
     def named(record: str) -> bool:
         # The family's service, or a host with a part of its name (``psp.example`` for the
         # payment family's ``psp-adapter``), makes the record the family's.
-        return any(mentions(items[record], n) for n in names) or any(
+        return any(mentions(ctx.by_id[record], n) for n in names) or any(
             own_parts & set(name_parts(n)) for n in system_names(ctx.texts[record])
         )
 
@@ -218,13 +217,12 @@ def weigh_shown_working(
     recovered = [i for i in working if _RECOVERED_RE.search(ctx.texts[i])]
     last_recovery = max((evidence_position(i) for i in recovered), default=None)
     elsewhere: list[tuple[str, list[str]]] = []
-    items = {i.id: i for i in ctx.observed.items}
     for record in sorted(failing, key=evidence_position):
         # A known system's failure logged before the family is said to have recovered is over
         # ("PLU service unavailable (503)" before "plu-service health check green").
         over = last_recovery is not None and evidence_position(record) < last_recovery
         systems = [s for s in system_names(ctx.texts[record]) if normal_code(s) not in ctx.codes]
-        if any(mentions(items[record], n) for n in ctx.all_services) or any(
+        if any(mentions(ctx.by_id[record], n) for n in ctx.all_services) or any(
             _telling_name_parts(s) & claimed for s in systems
         ):
             if over:
