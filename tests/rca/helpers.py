@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.rag.ingest import KnowledgeChunk
 from app.rca.base import RcaInput
+from app.rca.candidates import Candidate
 from app.rca.evidence import incident_evidence
 
 CHECKOUT_DOC_ID = "error-doc-0123456789abcdef"
@@ -107,3 +109,26 @@ def draft_reply(*cited_ids: str, summary: str = "Checkout crashed dividing by ze
             "remediation": ["Return zero discount when the divisor is zero"],
         }
     )
+
+
+def docs(chunks: dict[str, KnowledgeChunk], *pairs: tuple[str, float]) -> list[dict[str, Any]]:
+    """The knowledge base's entries in the ``rag`` node's state form, with these similarities."""
+    return [
+        {
+            "id": chunks[code].id,
+            "content": chunks[code].text,
+            "similarity": similarity,
+            "metadata": dict(chunks[code].metadata),
+        }
+        for code, similarity in pairs
+    ]
+
+
+def by_code(candidates: list[Candidate]) -> dict[str, Candidate]:
+    """Diagnosis candidates by family."""
+    return {c.key: c for c in candidates}
+
+
+def kinds(hits: list[Any]) -> set[str]:
+    """The kinds of some signal hits."""
+    return {h.kind for h in hits}

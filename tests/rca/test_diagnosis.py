@@ -6,43 +6,15 @@ into the state form the ``rag`` node writes, with similarities chosen per test.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.rca.helpers import by_code, docs, kinds
 
-from app.rag.ingest import KnowledgeChunk, load_error_docs
 from app.rag.signals import read_signals
 from app.rca.confidence import diagnosis_band
-from app.rca.diagnosis import NOT_COVERED, Candidate, diagnose
+from app.rca.diagnosis import NOT_COVERED, diagnose
 from app.rca.schema import ConfidenceBand
-
-KNOWLEDGE = Path(__file__).resolve().parents[2] / "data" / "knowledge" / "error_docs.txt"
-
-
-@pytest.fixture(scope="module")
-def chunks() -> dict[str, KnowledgeChunk]:
-    return {str(c.metadata["error_code"]): c for c in load_error_docs(KNOWLEDGE).chunks}
-
-
-def docs(chunks: dict[str, KnowledgeChunk], *pairs: tuple[str, float]) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": chunks[code].id,
-            "content": chunks[code].text,
-            "similarity": similarity,
-            "metadata": dict(chunks[code].metadata),
-        }
-        for code, similarity in pairs
-    ]
-
-
-def by_code(candidates: list[Candidate]) -> dict[str, Candidate]:
-    return {c.key: c for c in candidates}
-
-
-def kinds(hits: list[Any]) -> set[str]:
-    return {h.kind for h in hits}
 
 
 def test_confirmed_signals_carry_the_evidence_ids_that_show_them(chunks: Any) -> None:
