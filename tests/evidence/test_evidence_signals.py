@@ -58,6 +58,22 @@ def test_statuses_as_logs_phrases_and_bare_numbers() -> None:
     assert statuses('10.8.3.7 "POST /checkout HTTP/1.1" 500 141') == [500]
 
 
+def test_statuses_in_the_languages_reports_arrive_in() -> None:
+    # In a reporter's sentence, where a lone number is never read as a status.
+    def said(text: str) -> list[int]:
+        return statuses(text, bare=False)
+
+    assert said("Kassorna kan inte hämta priser - 503 från PLU-tjänsten") == [503]
+    assert said("Kasse zeigt 503-Fehler beim Scannen") == [503]
+    assert said("erreur 502 sur les terminaux de carte") == [502]
+    assert said("error 503 again on stock") == [503]
+    # A store's or a version's number stays a number.
+    assert said("Filiale 503 meldet Druckerfehler") == []
+    assert said("error 500.3 in the installer") == []
+    # A threshold is no status: "queue depth 48,112 (baseline <500)".
+    assert statuses("esl_update_queue_depth => 48,112 (baseline <500)") == []
+
+
 def test_reason_phrases_count_only_when_written_as_statuses() -> None:
     # Plain English in a reporter's sentence is not an HTTP status.
     assert statuses("fridge temps gone, store 12", bare=False) == []
@@ -639,6 +655,36 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
             "läuft wieder alles normal. Kein Handlungsbedarf, Ticket kann geschlossen werden.",
             True,
         ),
+        (
+            "payment provider incident resolved per their status page, just sanity-checking "
+            "before I close the ticket",
+            True,
+        ),
+        (
+            "[14:04] pia: this is the scheduled game day, I killed plu-service in the lab store "
+            "on purpose\n[14:12] omar: health green, scans return prices again",
+            True,
+        ),
+        ("Pregunta: ¿cómo se reinicia el inventario en staging? No hay incidencia.", True),
+        ("Frage zum Runbook: wie startet man den PLU-Dienst neu? Keine Störung.", True),
+        (
+            "Ignore the page for chiller-monitor at 15:03 - that was me pushing a synthetic "
+            "event to check the escalation policy.",
+            True,
+        ),
+        ("Closing INC-4471: tills could not price this morning. No further action.", True),
+        ("Deploy note: pos-api 4.12 rolls out at 14:00, nothing to escalate.", True),
+        ("The ZeroDivisionError traceback is from the March incident, already patched.", True),
+        ("Payment provider latency spike at 03:10 cleared on its own.", True),
+        ("can someone explain what 'QueuePool limit' means in the logs from yesterday?", True),
+        ("Weekly SLO review: error budget 82% left. Anything we should act on?", True),
+        ("game day finished but the PLU 503s are back again", False),
+        ("provider incident resolved? no - payments still failing with 504", False),
+        (
+            "Do we need to pause the campaign? Since around 11:30 the stock widget calls get "
+            "503 Service Unavailable.",
+            False,
+        ),
         ("checkout slow, no errors", False),
         ("no impact on customers yet, tills slow to price", False),
         # A handover whose every item is marked over; one still open is live.
@@ -686,6 +732,13 @@ def test_a_code_field_the_reporter_sets_aside_is_only_a_hint() -> None:
         # An access log's "503 0" is a 503 with an empty body, not a count.
         ('10.0.0.1 - - [x] "GET /v1/stock HTTP/1.1" 503 0 "-"', STATUS, "503", True),
         ("stage 5: 504 = 9,880", STATUS, "504", True),
+        ("Scenario 3 done, all inventory pods Ready, 503 rate back to 0.", STATUS, "503", False),
+        ("503 rate back to 12% after the restart", STATUS, "503", True),
+        # A monitoring query's result of zero.
+        ("gateway 502 on /chiller => 0", STATUS, "502", False),
+        ('sum(rate(http_requests_total{code="503"}[5m])) => 0', STATUS, "503", False),
+        ("payment_client 408/504 => 0", STATUS, "408", False),
+        ("pos-api 503 => 0.5/s", STATUS, "503", True),
         ("ZeroDivisionError: division by zero", EXCEPTION, "ZeroDivisionError", True),
     ],
 )
@@ -705,6 +758,9 @@ def test_a_signal_a_record_counts_zero_is_not_seen(
         ("store-ops", None),
         ("noc", None),
         ("support-portal", "support-portal"),
+        # A tool's name in a system's name: an integration, not the desk that took the call.
+        ("jira-confluence-bridge", "jira-confluence-bridge"),
+        ("slack-connector", "slack-connector"),
         ("inventory-service", "inventory-service"),
     ],
 )

@@ -57,3 +57,40 @@ def test_a_pod_name_matches_its_services_doc_and_is_the_observed_service() -> No
     assert service_match(pod, chunk.metadata, catalogue) == MATCH
     observed = observe_incident({"message": "lookups failing with 503", "service": pod})
     assert observed.service == "inventory-service"
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("inventroy-service", "inventory-service"),
+        ("chiler-monitor", "chiller-monitor"),
+        ("til-api", "till-api"),
+        ("payment-servce", "payment-service"),
+        # A release after the name is the same service.
+        ("till-api-v2", "till-api"),
+        ("payments-v3", "payments"),
+        ("pos-api", "pos-api"),
+        # Another system, or a short part one letter off another name, is not.
+        ("loyalty-api", None),
+        ("plu-app", None),
+        ("pos-app", None),
+    ],
+)
+def test_a_typed_service_reads_as_the_declared_name_it_means(typed: str, meant: str | None) -> None:
+    from app.evidence.services import known_service
+
+    declared = [
+        "inventory-service",
+        "inventory",
+        "pos-api",
+        "pos",
+        "till-api",
+        "plu-service",
+        "plu",
+        "plu-api",
+        "chiller-monitor",
+        "payment-service",
+        "payments",
+        "card-gateway",
+    ]
+    assert known_service(typed, declared) == meant

@@ -75,3 +75,22 @@ def test_another_capabilitys_system_is_named_by_its_host_or_service() -> None:
     assert foreign_systems("ERROR auth-service POST /oauth/token 500", known, claimed) == [
         "auth-service"
     ]
+    # A label printer's spooler is another system, the shop's own words aside.
+    spooler = "WARN print-spooler-store503 job 88121 to 10.53.0.41:5022 failed: connection refused"
+    assert foreign_systems(spooler, known) == ["print-spooler-store503"]
+
+
+def test_a_thread_in_brackets_is_no_system() -> None:
+    from app.evidence.subject import system_names
+
+    spring = (
+        "2024-05-30 16:12:42.779  WARN 7 --- [io-8443-exec-5] c.a.pos.api.ValidationAdvice : "
+        "422 UNPROCESSABLE_ENTITY violations=[lines[2].plu is required]"
+    )
+    assert system_names(spring) == []
+    for thread in ("http-nio-8080-exec-3", "pool-2-thread-1", "scheduling-1"):
+        assert system_names(f"INFO [{thread}] c.r.Job : done") == [], thread
+    assert system_names("ERROR [worker-7] stock-sync-worker-2 failed") == ["stock-sync-worker-2"]
+    # Nor is the expression a fault's message quotes.
+    npe = 'NullPointerException: Cannot invoke "LoyaltyCard.getId()" because "sale.loyalty" is null'
+    assert system_names(npe) == []

@@ -102,7 +102,9 @@ def test_enriched_incident_query_puts_the_terms_before_the_raw_evidence() -> Non
     first_line = query.splitlines()[0]
     assert first_line == f"service error {evidence_terms(parse_incident(incident))}"
     assert "ZeroDivisionError division by zero" in first_line
-    assert "Traceback (most recent call last):" in query  # the raw trace follows
+    # The trace follows, its own frames without the boilerplate every trace has.
+    assert 'File "/app/checkout_service.py", line 88, in apply_discount' in query
+    assert "Traceback (most recent call last):" not in query
     assert len(query) == 2000  # the noise is cut, the terms are not
 
 
@@ -138,3 +140,36 @@ def test_a_code_the_reporter_sets_aside_is_not_searched() -> None:
     assert "CH-502" not in query and "chiller" not in query
     assert "HQ AC alarms" in query
     assert "PAY-408" in retrieval_query({"message": "could this be PAY-408 again?"})
+
+
+def test_a_stack_trace_is_searched_without_library_frames_and_boilerplate() -> None:
+    from app.rag.query import incident_query, telling_stack
+
+    trace = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/app/venv/lib/python3.12/site-packages/urllib3/connection.py", line 198, '
+            "in _new_conn",
+            "    sock = connection.create_connection(",
+            "ConnectionRefusedError: [Errno 111] Connection refused",
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            "Traceback (most recent call last):",
+            '  File "/app/checkout_service.py", line 77, in reserve_stock',
+            '    r = http.post(f"{INVENTORY_URL}/v1/reservations", json=basket.lines())',
+            "requests.exceptions.ConnectionError: HTTPConnectionPool(host='inventory-api.intra')",
+            "\tat org.springframework.web.client.RestTemplate.doExecute(RestTemplate.java:785)",
+            "\t... 42 more",
+        ]
+    )
+    assert telling_stack(trace).splitlines() == [
+        "ConnectionRefusedError: [Errno 111] Connection refused",
+        '  File "/app/checkout_service.py", line 77, in reserve_stock',
+        '    r = http.post(f"{INVENTORY_URL}/v1/reservations", json=basket.lines())',
+        "requests.exceptions.ConnectionError: HTTPConnectionPool(host='inventory-api.intra')",
+    ]
+    assert "site-packages" not in incident_query({"message": "checkout 500", "stack_trace": trace})
+    # A trace of nothing but library frames is searched as it is.
+    only = '  File "/usr/lib/python3.12/site-packages/x.py", line 1, in f'
+    assert telling_stack(only) == only

@@ -101,3 +101,26 @@ def test_docs_of_the_service_that_retrieval_missed_are_added_with_their_similari
     assert added["why"]["added_by"] == "service" and added["similarity"] == 0.3
     assert added["collection"] == "kb"
     assert ranked[0]["id"] == payment.id
+
+
+def test_a_service_that_starts_a_declared_name_is_the_larger_system() -> None:
+    from app.rag.services import LARGER_SYSTEM, OTHER, UNKNOWN
+
+    catalogue = ServiceCatalogue.from_chunks(_chunks())
+    payment = next(c for c in _chunks() if c.metadata.get("error_code") == "PAY-408")
+    # ``web-shop`` opens ``web-shop-checkout`` (an alias of CO-500): part of it, on any doc.
+    assert service_match("web-shop", payment.metadata, catalogue) == LARGER_SYSTEM
+    assert service_match("checkout", payment.metadata, catalogue) == OTHER
+    # A name with a declared name's telling parts (``payment`` is ``payments`` typed without
+    # its s), or a stranger, is not.
+    assert service_match("payment", payment.metadata, catalogue) != LARGER_SYSTEM
+    assert service_match("web-portal", payment.metadata, catalogue) == UNKNOWN
+
+
+def test_a_service_typed_with_a_typo_or_a_release_matches_its_docs() -> None:
+    catalogue = ServiceCatalogue.from_chunks(_chunks())
+    payment = next(c for c in _chunks() if c.metadata.get("error_code") == "PAY-408")
+    for typed in ("payment-servce", "payments-v3", "Payment-Service"):
+        assert service_match(typed, payment.metadata, catalogue) == "match", typed
+        assert [c.id for c in catalogue.chunks_for(typed)] == [payment.id], typed
+    assert not catalogue.knows("loyalty-api")

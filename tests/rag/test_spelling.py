@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from app.evidence.distance import edit_distance
 from app.rag.embedding import TOKENIZER_PATH
 from app.rag.spelling import (
     Lexicon,
     closest_word,
-    edit_distance,
     is_known_word,
     model_words,
     repair_spelling,
@@ -124,6 +124,7 @@ FORMS = Lexicon(
         "remolding",  # "re" + "molding"
         "bullied",  # the same stem as the knowledge base's "bullies"
         "executor",  # a known stem with a derivational suffix (not "execution")
+        "handover",  # two vocabulary words run together (not "handler")
     ],
 )
 def test_other_forms_of_real_words_are_not_typos(word: str, common: frozenset[str]) -> None:

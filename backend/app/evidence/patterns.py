@@ -82,6 +82,20 @@ _STATUS_RES = (
     # The phrase, then the code in brackets: "PLU service unavailable (503)".
     re.compile(rf"\b(?:{_STATUS_PHRASES})\s*[(\[](?P<code>[1-5]\d\d)[)\]]", re.IGNORECASE),
     re.compile(r"\b(?P<code>[45]\d\d)\s+(?:for|from|on|errors?|responses?)\b"),
+    # The same in the other languages reports arrive in ("503 från PLU-tjänsten", "503-Fehler",
+    # "503 du service"); short words that are also other things ("da", "no", "en") are left out.
+    re.compile(
+        r"\b(?P<code>[45]\d\d)(?:\s+|-)(?:från|fra|von|vom|beim?|vanaf|van|bij|desde|del|depuis"
+        r"|sur|du|des|dal|dalla|dai|od|fehler[n]?|fehlermeldung|erreurs?|errores|errori|erros?"
+        r"|fouten?|fel|feil|fejl|błąd|błędy)\b",
+        re.IGNORECASE,
+    ),
+    # An error word, then the status: "Fehler 503", "erreur 502", "error 503", "fout 500".
+    re.compile(
+        r"\b(?:error|fehler|erreur|errore|erro|fout|fel|feil|fejl|błąd|chyba)\s*:?\s*"
+        r"(?:HTTP\s*)?(?P<code>[45]\d\d)\b(?![\w.,-]\d)",
+        re.IGNORECASE,
+    ),
     # What a service does with a status, in a sentence: "the provider returns 502".
     re.compile(
         r"\b(?:returns?|answers|answering|throws|throwing|gives|giving|serves|serving)\s+"

@@ -15,6 +15,9 @@ name is kept as written (lower-cased).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+
+from app.evidence.distance import edit_distance
 
 #: ``-<pod-template hash>-<pod suffix>``: the hash holds a digit (names rarely end in one).
 POD_SUFFIX = r"-(?=[a-z0-9]*\d)[a-z0-9]{3,10}-[a-z0-9]{5}"
@@ -71,6 +74,77 @@ def service_name(raw: object) -> str | None:
     return reduced or name
 
 
+#: Parts of a service name that say nothing about which system it is.
+GENERIC_NAME_PARTS = frozenset(
+    {"service", "svc", "api", "app", "server", "backend", "frontend", "web", "client", "worker"}
+)
+
+
+def telling_parts(service: str) -> list[str]:
+    """The parts of a service's name that say which system it is (``plu`` of ``plu-client``)."""
+    return [p for p in re.split(r"[-_.]", service.lower()) if p and p not in GENERIC_NAME_PARTS]
+
+
+def is_larger_system(service: str, known: Iterable[str]) -> bool:
+    """Whether ``service`` is no known service but the start of one's name.
+
+    ``web-shop`` opens ``web-shop-checkout``: the larger system it is part of, which says where
+    to look, not which of its services fails. Not a name with the telling parts of a known one
+    (``chiller`` is ``chiller-service``'s), nor one that only shares a part (``api-gateway``
+    is not ``pos-card-gateway``'s).
+    """
+    names = set(known)
+    if service in names:
+        return False
+    parts = service.split("-")
+    if set(telling_parts(service)) in [set(telling_parts(n)) for n in names]:
+        return False
+    return any(
+        len(name.split("-")) > len(parts) and name.split("-")[: len(parts)] == parts
+        for name in names
+    )
+
+
+#: A release written after a service's name: ``till-api-v2``, ``payments-v3``.
+_VERSION = re.compile(r"[-_.]v\d+$")
+#: A part of a name this long may carry one typo (``chiler``, ``inventroy``, ``til``); shorter
+#: ones differ by a letter from other names (``api``, ``app``).
+TYPO_PART_MIN = 4
+
+
+def known_service(name: str, known: Iterable[str]) -> str | None:
+    """The declared service a typed ``service`` value means, if exactly one fits.
+
+    Itself; without a release suffix (``till-api-v2`` is the ``till-api``); or with one typo in
+    one of its parts (``inventroy-service``, ``chiler-monitor``, ``til-api``,
+    ``payment-servce``), every other part the same.
+
+    Args:
+        name: A service name as ``service_name`` reduced it.
+        known: The declared service names and aliases.
+
+    Returns:
+        The declared name, or None when none or several fit.
+    """
+    names = set(known)
+    for written in dict.fromkeys((name, _VERSION.sub("", name))):
+        if written in names:
+            return written
+    parts = name.split("-")
+    near = {
+        candidate
+        for candidate in names
+        if len(their := candidate.split("-")) == len(parts)
+        and sum(a != b for a, b in zip(parts, their, strict=True)) == 1
+        and all(
+            edit_distance(a, b, 1) == 1 and len(b) >= TYPO_PART_MIN
+            for a, b in zip(parts, their, strict=True)
+            if a != b
+        )
+    }
+    return next(iter(near)) if len(near) == 1 else None
+
+
 #: Ticketing, paging, chat and mail tools reports arrive through.
 REPORTING_TOOLS = frozenset(
     "servicenow snow jira zendesk freshdesk helpdesk pagerduty opsgenie slack teams outlook "
@@ -82,7 +156,10 @@ _CHANNEL_PARTS = REPORTING_TOOLS | frozenset(
     "desk servicedesk support noc soc oncall triage ops itops sre".split()
 )
 #: Parts that make a name a running system even beside a channel word ("support-api").
-_SYSTEM_PARTS = frozenset("api svc server gateway worker client adapter portal app web db".split())
+_SYSTEM_PARTS = frozenset(
+    "api svc server gateway worker client adapter portal app web db bridge connector "
+    "integration proxy exporter importer plugin sync".split()
+)
 
 
 def is_reporting_channel(name: str) -> bool:

@@ -121,6 +121,17 @@ EXCEPTION_KINDS: dict[str, re.Pattern[str]] = {
 }
 
 
+#: The kind of an exception whose message says it waited for a pooled connection in vain:
+#: SQLAlchemy's ``TimeoutError: QueuePool limit of size 5 overflow 10 reached``, HikariCP's
+#: ``Connection is not available, request timed out``. A full pool, not a slow answer.
+POOL_WAIT = "pool wait"
+_POOL_WAIT_RE = re.compile(
+    r"QueuePool limit|pool (?:is |has been )?exhausted|Connection is not available"
+    r"|(?:timeout|timed out) (?:while )?(?:waiting for|acquiring|obtaining) (?:a )?connection",
+    re.IGNORECASE,
+)
+
+
 def exception_kind(name: str) -> str | None:
     """The kind of failure an exception type's name says (``EXCEPTION_KINDS``), if any."""
     return next((kind for kind, pattern in EXCEPTION_KINDS.items() if pattern.search(name)), None)
@@ -131,12 +142,15 @@ def exception_kind_in(text: str, name: str) -> str | None:
 
     A client library's one wrapper type says what failed in the message on the same line:
     ``AxiosError: timeout of 10000ms exceeded``, ``HttpRequestException: The operation has
-    timed out``.
+    timed out``. A message saying the wait was for a pooled connection (``POOL_WAIT``) decides
+    over the name: ``sqlalchemy.exc.TimeoutError: QueuePool limit … reached`` is no read timeout.
     """
+    message = re.search(rf"(?<!\w){re.escape(name)}\b[:(]([^\n]*)", text)
+    if message and _POOL_WAIT_RE.search(message.group(1)):
+        return POOL_WAIT
     kind = exception_kind(name)
     if kind is not None:
         return kind
-    message = re.search(rf"(?<!\w){re.escape(name)}\b[:(]([^\n]*)", text)
     return exception_kind(message.group(1)) if message else None
 
 

@@ -32,7 +32,7 @@ _STATUS_PHRASE_RE = re.compile(
 )
 #: A bare 4xx/5xx number that is not part of a code, path, version, key=value or quantity.
 _BARE_STATUS_RE = re.compile(
-    r"(?<![\w./:=#*$,-])(?P<code>[45]\d\d)(?![\w/=%-]|\.\d|,\d|\s*(?:ms|s|items?|records?|lines?|"
+    r"(?<![\w./:=#*$,<>-])(?P<code>[45]\d\d)(?![\w/=%-]|\.\d|,\d|\s*(?:ms|s|items?|records?|lines?|"
     r"bytes|reads|messages|rows|orders?|users?|employees?)\b)"
 )
 #: A bare number is a status only if HTTP has it (nginx's 499 too): SMTP's 535 "password not

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from app.evidence.services import REPORTING_TOOLS
+from app.evidence.services import GENERIC_NAME_PARTS, REPORTING_TOOLS
 from app.evidence.trouble import TROUBLE_RE
 
 #: Well-known products that are not in the knowledge base's estate unless a doc names them.
@@ -163,7 +163,8 @@ OTHER_CAPABILITIES = frozenset(
     "tax vat shipping shipment shipments parcel parcels carrier courier freight loyalty rewards "
     "points email mail smtp sms newsletter notification notifications search recommendation "
     "recommendations recommender reviews ratings geocoding maps analytics reporting report "
-    "reports marketing payroll hr cms cdn images media auth oauth sso login identity".split()
+    "reports marketing payroll hr cms cdn images media auth oauth sso login identity "
+    "print printer printers printing spooler address addresses fraud".split()
 )
 
 #: A system's name as a record writes it: a host or a service, lower-case parts joined by ``-``
@@ -172,6 +173,14 @@ _SYSTEM_NAME_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+(?![\w
 #: Code, not a system: a source file (``reports.py``) or a package (``com.retail.reports``).
 _CODE_NAME_RE = re.compile(
     r"\.(?:py|java|js|ts|go|rb|cs|php|kt|scala|rs|cpp|c|h)$|^(?:com|org|java|javax|jdk|sun)\."
+)
+#: What follows an expression a fault's message quotes: ``"sale.loyalty" is null``,
+#: ``"order.total()"`` (Java's helpful NullPointerException, .NET and JavaScript alike).
+_CODE_EXPRESSION_RE = re.compile(r"(?:\(\))?[\"'`]\s+is\s+(?:null|undefined|nil|none)\b|\(\)")
+#: A thread, not a system: what Java and .NET logs print in brackets before the logger
+#: (``http-nio-8080-exec-3``, ``io-8443-exec-5``, ``pool-2-thread-1``, ``scheduling-1``).
+_THREAD_NAME_RE = re.compile(
+    r"-(?:exec|thread)-\d+$|^(?:scheduling|task|main|pool|worker|forkjoinpool[\w.]*)-\d+$"
 )
 
 
@@ -182,6 +191,16 @@ def _names_capability(part: str, capability: str) -> bool:
     if len(capability) < 3 or len(part) < len(capability) + 2:
         return False
     return part.startswith(capability) or (len(capability) >= 4 and part.endswith(capability))
+
+
+#: A part of a host's name this long that the docs use says whose system it is.
+_TELLING_WORD = 6
+#: Parts every estate's hosts share, which say nothing about whose system it is.
+_INFRA_PARTS = GENERIC_NAME_PARTS | frozenset(
+    "gateway gateways upstream internal example services servers cluster network balancer "
+    "monitor monitoring provider providers vendor partner partners external remote platform "
+    "system systems cloud online".split()
+)
 
 
 def foreign_systems(
@@ -204,6 +223,10 @@ def foreign_systems(
         parts = name_parts(name)
         if claimed & set(parts):
             continue
+        if any(len(p) >= _TELLING_WORD and p in known and p not in _INFRA_PARTS for p in parts):
+            # A dependency the docs name is theirs: ``auth.acquirer-eu.example`` is the card
+            # gateway's "upstream acquirer", whatever its ``auth`` part says.
+            continue
         if any(_names_capability(p, c) for p in parts for c in capabilities):
             found.append(name)
     return found
@@ -218,7 +241,12 @@ def system_names(text: str) -> list[str]:
     found: list[str] = []
     for match in _SYSTEM_NAME_RE.finditer(text):
         name = match.group(0)
-        if not _CODE_NAME_RE.search(name) and name not in found:
+        if _CODE_NAME_RE.search(name) or _THREAD_NAME_RE.search(name):
+            continue
+        if _CODE_EXPRESSION_RE.match(text, match.end()) and "-" not in name:
+            # A fault's message quotes the code that broke: ``because "sale.loyalty" is null``.
+            continue
+        if name not in found:
             found.append(name)
     return found
 

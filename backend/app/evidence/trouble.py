@@ -131,6 +131,7 @@ NO_TROUBLE_RE = re.compile(
     r"(?:firing|paging)\b|\b(?:nothing|none)\s+(?:is |are |was )?(?:firing|paging)\b"
     r"|\b(?:no|without|zero|0)\s+(?:new\s+)?(?:errors?|failures?|exceptions?|alerts?|alarms?"
     r"|[45](?:\d\d|xx)s?|timeouts?|crash(?:es)?|restarts?|gaps?|issues?|problems?)\b"
+    r"|\berror budgets?\b"
     r"|\berror (?:rate|ratio)s? (?:is |are |was |were |looks? |stays? |stayed |remained )?"
     r"(?:normal|flat|ok|fine|zero)\b",
     re.IGNORECASE,
@@ -152,6 +153,13 @@ SLOWNESS_RE = re.compile(
 _NOTHING_WRONG = (
     r"\bnothing (?:is |was |seems |looks )?(?:broken|down|failing|wrong)\b"
     r"|\bnot (?:an? )?(?:incident|outage)\b|\beverything (?:is |works |working )+(?:fine|ok)\b"
+    # The same in the languages the stores write in: "no hay incidencia", "keine Störung",
+    # "pas d'incident", "geen storing", "nessun incidente", "nenhum incidente", "ingen incident".
+    r"|\bno hay (?:ninguna )?(?:incidencia|incidente|aver[ií]a)\b|\bsin incidencias?\b"
+    r"|\bkein(?:e|en)? (?:st[öo]rung|incident|ausfall|vorfall)\b"
+    r"|\b(?:pas d'|aucun(?:e)? )(?:incident|panne)\b|\bgeen (?:storing|incident)\b"
+    r"|\bnessun (?:incidente|guasto)\b|\bnenhum (?:incidente|problema)\b"
+    r"|\bingen (?:incident|st[öo]rning)\b"
 )
 _NOTHING_WRONG_RE = re.compile(_NOTHING_WRONG, re.IGNORECASE)
 
@@ -226,9 +234,14 @@ SETTLED_RE = re.compile(
     r"|\bmaintenance[ _](?:window|notice)\b"
     r"|\b(?:tonight|tomorrow)\b[^.!?\n]{0,30}\bwe (?:will |'ll )?(?:restart|deploy|upgrade|migrate)"
     r"|\ball clear\b|\bnothing to do\b|\[resolved\]|\bcloses the incident\b"
-    r"|\bno (?:further )?action (?:is )?(?:needed|required)\b"
+    r"|\bno (?:further )?action (?:is )?(?:needed|required)\b|\bno further action\b"
+    r"|\bnothing to escalate\b|\bclosing (?:INC|incident|ticket)\b|\bdeploy(?:ment)? note\b"
+    r"|\b(?:already|has been|was) patched\b|\bcleared (?:on its own|by itself)\b"
+    r"|\b(?:logs?|screenshots?|traces?|alerts?|errors?) (?:from|of) (?:yesterday|last (?:week|night"
+    r"|month)|the weekend)\b"
     r"|\b(?:resolved|closed|fixed|recovered)\s+(?:at\s+)?\d{1,2}[:.]\d{2}\b|\bstatus[ _]update\b"
-    r"|\[test\]|\bsynthetic(?:[ _]?(?:alert|test|check))\b|\bsmoke test\b|\bplease ignore\b"
+    r"|\[test\]|\bsynthetic(?:[ _]?(?:alert|test|check|event|page|transaction)s?)\b"
+    r"|\bsmoke test\b|\bplease ignore\b|\bignore (?:the|this|that) (?:page|alert|alarm)\b"
     r"|\bload test\b|\bgame ?day\b|\bchaos (?:test|experiment)\b|\bon purpose\b"
     r"|\bdeliberately\b|\bas expected\b|\btraining (?:tills?|mode|store)\b"
     r"|\brunbook (?:section|excerpt|page|draft|entry|question)\b|\bduplicate of\b"
@@ -238,6 +251,10 @@ SETTLED_RE = re.compile(
     # "closing the bridge", "exercise complete, nothing to fix".
     r"|\b\d{1,2}[:.]\d{2}\s+(?:resolved|closed)\b|\bstatus\s*:\s*resolved\b"
     r"|\bclosing the (?:bridge|incident|ticket)\b|\bexercise complete\b|\bnothing to fix\b"
+    # "provider incident resolved per their status page, sanity-checking before I close the
+    # ticket".
+    r"|\b(?:incident|outage|issue)\s+(?:is |was |has been |now )?(?:resolved|closed|over)\b"
+    r"|\bbefore (?:i|we) close (?:the|this) (?:ticket|incident)\b"
     # The same in the languages the stores write in: "Kein Handlungsbedarf, Ticket kann
     # geschlossen werden", "résolu", "resuelto", "risolto", "opgelost", "rozwiązane".
     r"|\bkein handlungsbedarf\b|\bkann geschlossen werden\b|\bl[äa]uft wieder\b"
@@ -258,7 +275,9 @@ ASKING_RE = re.compile(
     r"|do we (?:need|have|switch|still)|is there a way|who (?:gets|owns|is on)"
     r"|which (?:field|setting|value|version|team|timeout)"
     r"|what (?:[\w-]+ ){0,3}(?:does|do|should) (?:[\w-]+ ){1,4}(?:use|name|return|need|send)"
-    r"|what does\b[^?]{0,120}\bmean)"
+    r"|what does\b[^?]{0,120}\bmean"
+    r"|(?:can|could) (?:someone|anyone|you) (?:explain|tell me|help me understand)"
+    r"|anything (?:we|i) should (?:act on|do about|worry about|look at))"
     r"\b[^?]{0,200}\?",
     re.IGNORECASE,
 )
@@ -268,7 +287,14 @@ ASKING_RE = re.compile(
 NOW_RE = re.compile(
     r"\bright now\b|\bcurrently (?:failing|down|erroring|broken|seeing|getting|hitting)\b"
     r"|\bstill (?:failing|down|erroring|broken|crash\w*|timing out|answering|returning|seeing)\b"
-    r"|\bagain\b|\bsince (?:\d|then\b|(?:this|the) (?:morning|deploy|release|change|update))"
+    # "again" beside what fails ("503s again", "again failing"); "scans return prices again"
+    # is the recovery.
+    r"|\b(?:[45]\d\ds?|5xx|fail\w*|down|erroring|errors?|time[sd]?[- ]?outs?|timing out"
+    r"|crash\w*|broken|declin\w*|reject\w*)\b(?:\s+[\w-]+){0,3}?\s+again\b"
+    r"|\bagain\b(?:\s+[\w-]+){0,3}?\s+(?:fail\w*|down|erroring|broken|timing out|crash\w*"
+    r"|[45]\d\ds?)\b"
+    r"|\bsince (?:around |about |approx\.? |~)?"
+    r"(?:\d|then\b|(?:this|the) (?:morning|deploy|release|change|update))"
     r"|\bat the moment\b|\bas we speak\b|\bongoing\b|\bbut now\b"
     r"|\bran over\b|\bkeeps? (?:failing|crashing|timing out|erroring)\b"
     r"|\b(?:has|have) been (?:down|failing|hanging|erroring|timing out|crashing|broken)\b"
@@ -281,7 +307,8 @@ PRESENT_FAILURE_RE = re.compile(
     r"\b(?:is|are) (?:down|failing|erroring|timing out|crashing|broken)\b"
     r"|\b(?:fail|fails|failing|times? out|timing out|crash(?:es|ing)?|erroring|hangs?|hanging"
     r"|throws?|throwing|reject|rejects|rejecting|declines?|declining|broke|broken)\b"
-    r"|\breturn(?:s|ing) (?:an? )?(?:[45]\d\d|errors?)\b",
+    r"|\breturn(?:s|ing) (?:an? )?(?:[45]\d\d|errors?)\b"
+    r"|\b(?:get|gets|getting) (?:an? )?(?:HTTP )?[45]\d\d\b|\b(?:is|are) full of\b",
     re.IGNORECASE,
 )
 
@@ -333,7 +360,7 @@ def says_not_live(text: str) -> bool:
 #: a sample of one (``example: ERROR pos-api PLU service unavailable``, an alert rule's
 #: ``rule: …`` expression).
 NOT_PRODUCTION_RE = re.compile(
-    r"^\s*(?:example|sample)s?\b|^\s*(?:rule|expr)\s*:"
+    r"^\s*(?:example|sample)s?\b|^\s*(?:rule|expr)\s*:|^\s*(?:staging|stage|dev|qa|uat|sandbox)\b"
     r"|\[(?:staging|stage|test|dev|qa|uat|sandbox)\]"
     r"|\b(?:env|environment)\s*[=:]\s*[\"']?(?:staging|stage|test|dev|qa|uat|sandbox)\b",
     re.IGNORECASE,

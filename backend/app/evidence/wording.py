@@ -25,15 +25,17 @@ _NOT_EQUAL_RE = re.compile(r"\s*(?:!=|≠|<>|=/=)\s*")
 #: validation error's location list, ``["body", "lines", 1, "quantity"]``.
 _FIELD_PATH_RES = (
     re.compile(r"\b(?P<container>[A-Za-z_]\w*)\[\d+\]\.(?P<field>[A-Za-z_]\w*)"),
+    # Pydantic's location: ``lines.1.plu``.
+    re.compile(r"\b(?P<container>[A-Za-z_]\w*)\.\d+\.(?P<field>[A-Za-z_]\w*)"),
     re.compile(
         r"[\"'](?P<container>[A-Za-z_]\w*)[\"'],\s*\d+,\s*[\"'](?P<field>[A-Za-z_]\w*)[\"']"
     ),
 )
 #: A data field's name with a plain value (a number, quoted or not, a list, an object, a truth
 #: value): ``total=12.40``, ``lines=4``, ``"amount": 23.10``, ``"declared_total": "12.50"``,
-#: ``quantity_ok=true``.
+#: ``quantity_ok=true``, a Python dict's ``'amount': '2.49'``.
 _DATA_KEY_RE = re.compile(
-    r"(?<![\w.\-])(?:\"[A-Za-z_][\w.]*\"\s*:|[A-Za-z_][\w.()\[\]]*=(?!=))"
+    r"(?<![\w.\-])(?:([\"'])[A-Za-z_][\w.]*\1\s*:|[A-Za-z_][\w.()\[\]]*=(?!=))"
     r"(?=\s*(?:-?\d|[\"']-?\d[\d.,]*[\"']|\[|\{|true\b|false\b|null\b))",
     re.IGNORECASE,
 )

@@ -82,8 +82,54 @@ def retrieval_query(incident: Mapping[str, Any]) -> str:
     return " ".join(str(p).strip() for p in parts if p and str(p).strip())
 
 
+#: A Python frame in an installed library, not the service's own code.
+_LIBRARY_FRAME_RE = re.compile(
+    r'^\s*File "[^"]*(?:site-packages|dist-packages|/lib/python\d[\d.]*/)[^"]*", line \d+'
+)
+#: A Java or Kotlin frame in the platform or a framework.
+_FRAMEWORK_FRAME_RE = re.compile(
+    r"^\s*at (?:java|javax|jdk|sun|kotlin|kotlinx|org\.springframework|org\.apache|org\.hibernate"
+    r"|com\.zaxxer|com\.fasterxml|io\.netty|reactor|okhttp3|feign)\."
+)
+#: What every trace says: its header, the chain's joints, elisions and caret markers.
+_TRACE_BOILERPLATE_RE = re.compile(
+    r"^\s*(?:Traceback \(most recent call last\):|The above exception was the direct cause of the"
+    r" following exception:|During handling of the above exception, another exception "
+    r"occurred:|\.\.\. \d+ more|[~^\s]+)\s*$"
+)
+
+
+def telling_stack(stack: str) -> str:
+    """A stack trace without what every trace says: library frames, headers and joints.
+
+    A chained Python trace through urllib3 and requests is mostly frames of those libraries;
+    searched whole and cut at the query's length, it drowns the exceptions and the service's
+    own frames (``reserve_stock`` posting to ``inventory-api.internal``) or loses them. A
+    library frame's source line goes with it. A trace of nothing else is kept as it is.
+    """
+    kept: list[str] = []
+    skip_source = False
+    for line in stack.splitlines():
+        if skip_source and line.startswith("    ") and not line.lstrip().startswith("File "):
+            skip_source = False
+            continue
+        skip_source = bool(_LIBRARY_FRAME_RE.match(line))
+        if (
+            not line.strip()
+            or skip_source
+            or _FRAMEWORK_FRAME_RE.match(line)
+            or _TRACE_BOILERPLATE_RE.match(line)
+        ):
+            continue
+        kept.append(line)
+    return "\n".join(kept) if kept else stack
+
+
 def incident_query(incident: Mapping[str, Any], max_chars: int = 2000) -> str:
     """The retrieval query for an incident: code, event, message, then stack trace and logs.
+
+    The stack trace is searched without its library frames and boilerplate (``telling_stack``),
+    the logs without routine lines around failing ones.
 
     Measured on ``data/eval/incidents.jsonl`` (93 in-domain cases): adding the stack trace and
     log lines lifts hybrid hit@1 from 56 to 86 -- many incidents carry their evidence only there.
@@ -101,9 +147,9 @@ def incident_query(incident: Mapping[str, Any], max_chars: int = 2000) -> str:
     head = retrieval_query(incident)
     if head:
         parts.append(head)
-    stack = stack_trace_text(incident)
+    stack = telling_stack(stack_trace_text(incident))
     if stack.strip():
-        parts.append(str(stack).strip())
+        parts.append(stack.strip())
     logs = incident.get("logs")
     if isinstance(logs, list | tuple):
         lines = [str(line).strip() for line in logs if str(line).strip()]

@@ -9,6 +9,8 @@ For each retrieved doc ``service_match`` says how the incident's service relates
 
 - ``match``: the doc declares the incident's service (or an alias of it);
 - ``other``: the incident's service belongs to a *different* doc of the knowledge base;
+- ``part``: no doc declares it, but it is the start of a declared name (``web-shop`` of
+  ``web-shop-checkout``): the larger system, which says where to look, not what fails;
 - ``unknown``: no service given, or no doc declares it (possibly a system the knowledge base
   does not cover -- the diagnosis decides what that means, see ``app.rca.diagnosis``).
 
@@ -27,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from app.evidence.services import service_name
+from app.evidence.services import is_larger_system, known_service, service_name
 from app.rag.ingest import KnowledgeChunk
 from app.rag.signals import doc_services
 from app.rag.store import VectorStore
@@ -39,6 +41,9 @@ Similarity = Callable[[Sequence[str]], Mapping[str, float]]
 #: times three -- it reorders close candidates, never outweighs an exact error-code match (1.0).
 SERVICE_MATCH_BOOST = 0.05
 MATCH, OTHER, UNKNOWN = "match", "other", "unknown"
+#: ``service_match`` of a service no doc declares that is the start of one's name (``web-shop``
+#: of ``web-shop-checkout``): the larger system, which names no failing service.
+LARGER_SYSTEM = "part"
 
 
 @dataclass
@@ -56,14 +61,18 @@ class ServiceCatalogue:
                 catalogue.by_name.setdefault(name, []).append(chunk)
         return catalogue
 
+    def resolve(self, service: str | None) -> str | None:
+        """The declared name ``service`` means (``known_service``: a release or a typo aside)."""
+        name = service_name(service)
+        return None if name is None else known_service(name, self.by_name)
+
     def knows(self, service: str | None) -> bool:
         """Whether some doc declares ``service``."""
-        name = service_name(service)
-        return name is not None and name in self.by_name
+        return self.resolve(service) is not None
 
     def chunks_for(self, service: str | None) -> list[KnowledgeChunk]:
         """The chunks declaring ``service``, in ingest order."""
-        return list(self.by_name.get(service_name(service) or "", []))
+        return list(self.by_name.get(self.resolve(service) or "", []))
 
     def names(self) -> list[str]:
         """Every declared service name and alias."""
@@ -73,14 +82,18 @@ class ServiceCatalogue:
 def service_match(
     service: str | None, metadata: Mapping[str, Any], catalogue: ServiceCatalogue | None
 ) -> str:
-    """``match``, ``other`` or ``unknown`` (see the module docstring)."""
+    """``match``, ``other``, ``part`` or ``unknown`` (see the module docstring)."""
     name = service_name(service)
     if not name:
         return UNKNOWN
+    if catalogue is not None:
+        name = catalogue.resolve(name) or name
     if name in doc_services(metadata):
         return MATCH
     if catalogue is not None and catalogue.knows(name):
         return OTHER
+    if catalogue is not None and is_larger_system(name, catalogue.names()):
+        return LARGER_SYSTEM
     return UNKNOWN
 
 

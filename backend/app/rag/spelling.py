@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from app.evidence.distance import edit_distance
 from app.rag.tokenize import stem
 
 MIN_LENGTH = 4
@@ -118,8 +119,8 @@ def is_known_word(word: str, known: Lexicon, common: frozenset[str]) -> bool:
     """Whether a lower-case word is a real word, so never a typo to repair.
 
     True for a word of the knowledge base or of ``common``, for another form of one (the same
-    English stem), and for a known word with a common prefix or derivational suffix
-    ("uncultured", "executor").
+    English stem), for a known word with a common prefix or derivational suffix
+    ("uncultured", "executor"), and for two known words run together ("handover").
     """
     stems = (known.stems, stems_of(common))
 
@@ -144,32 +145,20 @@ def is_known_word(word: str, known: Lexicon, common: frozenset[str]) -> bool:
         if word.endswith(suffix) and len(word) - len(suffix) >= AFFIXED_ROOT:
             if known_form(word[: -len(suffix)], inflected=False):
                 return True
-    return False
+    # Two known words run together ("handover", "failover", "cutover"); a typo rarely splits
+    # into two words of four letters or more.
+    return any(
+        _whole_word(word[:cut], known, common) and _whole_word(word[cut:], known, common)
+        for cut in range(COMPOUND_PART, len(word) - COMPOUND_PART + 1)
+    )
 
 
-def edit_distance(a: str, b: str, limit: int) -> int:
-    """Optimal string alignment distance of ``a`` and ``b``, or ``limit + 1`` once above it.
+#: The shortest part of a compound read as two known words.
+COMPOUND_PART = 4
 
-    Insertions, deletions, substitutions and swaps of two neighbouring letters cost one each.
-    """
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    before: list[int] | None = None
-    previous = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        current = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            current[j] = min(
-                previous[j] + 1,
-                current[j - 1] + 1,
-                previous[j - 1] + (a[i - 1] != b[j - 1]),
-            )
-            if before is not None and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                current[j] = min(current[j], before[j - 2] + 1)
-        if min(current) > limit:
-            return limit + 1
-        before, previous = previous, current
-    return previous[-1]
+
+def _whole_word(text: str, known: Lexicon, common: frozenset[str]) -> bool:
+    return text in known or text in common
 
 
 def closest_word(word: str, known: Lexicon) -> str | None:

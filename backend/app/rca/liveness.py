@@ -9,19 +9,30 @@ The diagnosis abstains on such a report unless a production record still fails
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
+from app.evidence.services import service_name
 from app.evidence.signals import (
     EVENT_FIELD,
     MESSAGE,
     MESSAGE_FIELD,
     RECORD_SOURCES,
+    STACK,
     IncidentSignals,
 )
 from app.evidence.subject import system_names
 from app.evidence.trouble import NOT_PRODUCTION_RE, SETTLED_RE, says_not_live
 from app.rca.evidence import evidence_position
 from app.rca.ownership import WORKING_RE
+
+#: A line that renders the alert itself (``app.intake.alertmanager.alert_logs`` and the like):
+#: its labels, annotations, source, status or times.
+ALERT_RENDERING_RE = re.compile(
+    r"^\s*(?:labels|annotations|source)\s*:|^\s*alertmanager\s+receiver="
+    r"|^\s*(?:startsAt|endsAt|status|state)\s*=",
+    re.IGNORECASE,
+)
 
 
 def not_live(observed: IncidentSignals) -> bool:
@@ -48,8 +59,19 @@ def not_live(observed: IncidentSignals) -> bool:
     # Only a report that ends the incident outright (a timeline's "14:40 Resolved", a game
     # day) makes the failures a later record shows ended its history.
     settled = any(SETTLED_RE.search(text) for text in framing)
+    # A record that itself announces the drill or the planned work ("Game day started … expect
+    # 503s, do not page") tells what will fail, not a failure; the alert's own labels and
+    # annotations, rendered as lines, are the alert the framing speaks of.
+    # A stack trace carries no time: where the report ends the incident ("the traceback people
+    # keep reposting is from the March incident, already patched"), it is that incident's.
+    stack = {i.id for i in observed.items if i.source == STACK}
     return all(
-        NOT_PRODUCTION_RE.search(texts[i]) or (settled and ended_later(i, observed, texts))
+        NOT_PRODUCTION_RE.search(texts[i])
+        or ALERT_RENDERING_RE.search(texts[i])
+        or (
+            settled
+            and (i in stack or SETTLED_RE.search(texts[i]) or ended_later(i, observed, texts))
+        )
         for i in observed.failing_records
     )
 
@@ -63,7 +85,7 @@ def ended_later(record: str, observed: IncidentSignals, texts: Mapping[str, str]
     over (a timeline ending "Resolved", a game day), to tell its history from a live failure.
     ``texts`` holds every piece's text by its evidence id.
     """
-    systems = set(system_names(texts[record]))
+    systems = _services(texts[record])
     after = evidence_position(record)
     return any(
         i.source in RECORD_SOURCES
@@ -71,6 +93,15 @@ def ended_later(record: str, observed: IncidentSignals, texts: Mapping[str, str]
         and evidence_position(i.id)[0] == after[0]
         and evidence_position(i.id) > after
         and WORKING_RE.search(i.text)
-        and (not systems or systems & set(system_names(i.text)))
+        and (not systems or systems & _services(i.text))
         for i in observed.items
     )
+
+
+def _services(text: str) -> set[str]:
+    """The services a record names, each pod or instance as its service (``service_name``).
+
+    "envoy … 503 … inventory-service:8080" is ended by "inventory-service-7f8a9b0c1-gg5hh GET
+    /health 200", a new pod of the same service.
+    """
+    return {name for n in system_names(text) if (name := service_name(n))}

@@ -14,6 +14,12 @@ from functools import lru_cache
 from typing import Any
 
 from app.evidence.patterns import normal_code, unique
+from app.evidence.services import (
+    GENERIC_NAME_PARTS,
+    is_larger_system,
+    known_service,
+    telling_parts,
+)
 from app.evidence.signals import (
     EXCEPTION,
     MESSAGE,
@@ -26,8 +32,9 @@ from app.evidence.signals import (
 )
 from app.evidence.subject import foreign_systems, named_system
 from app.evidence.wording import named_fields, said_words, words
+from app.rag.services import LARGER_SYSTEM
 from app.rag.signals import read_signals
-from app.rca.service_matching import GENERIC_NAME_PARTS, mentions, telling_parts
+from app.rca.service_matching import mentions
 
 
 def families(docs: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
@@ -133,12 +140,14 @@ class MatchContext:
         # With no ``service`` field, the causal log record's own service (or else the one
         # system the records name: ``container=recommender``, ``host: "wiki.corp"``) speaks
         # for the incident -- but only when the evidence names no service the candidates know.
-        #: The ``service`` field, unless it names only the larger system a known service is
-        #: part of (``web-shop`` for ``web-shop-checkout``): that says where to look, not
-        #: which of its services fails.
-        self.service = (
-            observed.service if observed.service and not self._umbrella(observed.service) else None
-        )
+        #: The ``service`` field as the candidates' docs declare it (``till-api-v2`` is the
+        #: ``till-api``, ``chiler-monitor`` the ``chiller-monitor``), unless it names only the
+        #: larger system a known service is part of (``web-shop`` for ``web-shop-checkout``):
+        #: that says where to look, not which of its services fails.
+        reported = observed.service
+        if reported:
+            reported = known_service(reported, self.all_services) or reported
+        self.service = reported if reported and not self._umbrella(reported, groups) else None
         self.reporter: tuple[str, str] | None = None
         if self.service:
             self.reporter = (self.service, SERVICE_FIELD)
@@ -156,22 +165,19 @@ class MatchContext:
             )
             self.reporter = (stand_in, where)
 
-    def _umbrella(self, service: str) -> bool:
-        """Whether ``service`` is no known service but the start of one's name.
+    def _umbrella(self, service: str, groups: Sequence[Sequence[Mapping[str, Any]]]) -> bool:
+        """Whether ``service`` is the larger system a known service is part of (``web-shop``).
 
-        ``web-shop`` opens ``web-shop-checkout``: the larger system it is part of. Not a name
-        with the telling parts of a known one (``chiller`` is ``chiller-service``'s), nor one
-        that only shares a part (``api-gateway`` is not ``pos-card-gateway``'s).
+        Read against the retrieved families' services and, through the retrieval's
+        ``service_match`` ("part"), against every service the knowledge base declares: a
+        report from the web shop about stock retrieves the inventory family, not checkout's.
         """
-        if service in self.all_services:
-            return False
-        parts = service.split("-")
-        if set(telling_parts(service)) in [set(telling_parts(n)) for n in self.all_services]:
-            return False
-        return any(
-            len(name.split("-")) > len(parts) and name.split("-")[: len(parts)] == parts
-            for name in self.all_services
+        marked = any(
+            (doc.get("why") or {}).get("service_match") == LARGER_SYSTEM
+            for group in groups
+            for doc in group
         )
+        return marked or is_larger_system(service, self.all_services)
 
     def said(self, item: EvidenceText) -> tuple[str, ...]:
         """``said_words`` of one piece, read once."""

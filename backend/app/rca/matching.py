@@ -158,6 +158,11 @@ def weigh_services(
             for n, i in shown
             if "-" in n and (i.source not in RECORD_SOURCES or i.id in ctx.observed.failing_records)
         ]
+    field = ctx.by_id.get(SERVICE_FIELD)
+    if reported in names and field is not None and not any(i is field for _, i in shown):
+        # The field names the family's service with a release or a typo ("till-api-v2",
+        # "chiler-monitor"): ``ctx.service`` reads it as the docs write it.
+        shown.append((reported, field))
     if shown:
         canonical = next((n for n, _ in shown if n == names[0]), shown[0][0])
         ids, weak = _strength((i.id for _, i in shown), {i.id for _, i in shown if i.weak})

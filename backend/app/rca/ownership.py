@@ -24,10 +24,12 @@ import re
 from collections.abc import Sequence
 
 from app.evidence.patterns import normal_code, unique
+from app.evidence.services import GENERIC_NAME_PARTS, telling_parts
 from app.evidence.signals import (
     CONDITION,
     EXCEPTION,
     FILE,
+    PHRASE,
     RECORD_SOURCES,
     SERVICE,
     STATUS,
@@ -38,7 +40,7 @@ from app.evidence.wording import words
 from app.rca.candidates import WHERE_KINDS, Candidate, SignalHit
 from app.rca.evidence import evidence_position
 from app.rca.match_context import MatchContext
-from app.rca.service_matching import GENERIC_NAME_PARTS, mentions, telling_parts
+from app.rca.service_matching import mentions
 
 #: Words of a Component line that name no place in code.
 _PLACELESS_WORDS = GENERIC_NAME_PARTS | {"endpoint", "post", "get", "point", "used", "called"}
@@ -87,9 +89,10 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
 
     "outbound POST https://api.taxwise-vat.example/… ReadTimeout" from checkout is the tax
     provider timing out, not the payment provider; "loyalty-service … QueuePool limit reached"
-    beside "inventory-service … pool in use 4/15" is the loyalty service's pool. The family's
-    own failure (exceptions and conditions) decides, every record of it another system's; with
-    only a status, the first record of it must be another system's and none the family's (the
+    beside "inventory-service … pool in use 4/15" is the loyalty service's pool; "print-spooler
+    … connection refused" is the label printer's. The family's own failure (exceptions,
+    conditions, its doc's phrases) decides, every record of it another system's; with only a
+    status, the first record of it must be another system's and none the family's (the
     callers' "search backend answered 503" lines follow "search-api … 503"). A record naming
     one of the family's services is the family's whatever else it names.
     """
@@ -112,7 +115,7 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
     def foreign(record: str) -> bool:
         return record in ctx.foreign and not named(record)
 
-    own = [h for h in cand.confirmed if h.kind in (EXCEPTION, CONDITION) and not h.weak]
+    own = [h for h in cand.confirmed if h.kind in (EXCEPTION, CONDITION, PHRASE) and not h.weak]
     if own := [h for h in own if records(h)]:
         ids = unique(i for h in own for i in records(h))
         if not all(foreign(i) for i in ids):
@@ -137,12 +140,15 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
 
 #: A record that shows a service answering: a success status, "ok", "healthy", "telemetry
 #: fresh", "no gaps", "circuit breaker OPEN -> CLOSED", a gauge of 1
-#: (``up{job="chiller-monitor"}=1``), a success, 2xx or availability share of 95 % or more.
+#: (``up{job="chiller-monitor"}=1``) or every target up (``up{…} => 6/6``), a query counting
+#: its 5xx zero, a success, 2xx or availability share of 95 % or more.
 WORKING_RE = re.compile(
     r"(?<!not )\b(?:2\d\d|ok|okay|healthy|green|succeeded|completed|ready|normal|fresh"
-    r"|up to date|recovered|resolved|running)\b|->\s*closed\b"
+    r"|up to date|recovered|resolved|running|baseline)\b|->\s*closed\b"
     r"|\bno (?:gaps?|errors)\b"
-    r"|\}\s*=\s*1\b"
+    r"|\}\s*=>?\s*1\b|\bup\{[^}]*\}\s*=>?\s*(\d+)/\1\b"
+    # A query counting the service's 5xx answers zero: ``…{code="503"}[5m])) => 0``.
+    r"|\b(?:code=~?\"?)?5(?:\d\d|\.\.|xx)\b[^\n=]{0,40}=>\s*0(?![.,/\d])"
     r"|\b(?:success|2xx|availability|health|uptime)(?:\s+(?:rate|ratio))?\s*[:=]?\s*"
     r"(?:9[5-9]|100)(?:\.\d+)?\s*%",
     re.IGNORECASE,

@@ -12,15 +12,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.evidence.services import KINDS, POD_SUFFIX, service_name
+from app.evidence.services import (
+    KINDS,
+    POD_SUFFIX,
+    service_name,
+    telling_parts,
+)
 from app.evidence.signals import MESSAGE, SERVICE_FIELD, EvidenceText, url_hosts
 from app.evidence.wording import words
-
-#: Parts of a service name that say nothing about which system it is.
-GENERIC_NAME_PARTS = frozenset(
-    {"service", "svc", "api", "app", "server", "backend", "frontend", "web", "client", "worker"}
-)
-
 
 _NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
 #: An environment or rollout track after a service's name: ``inventory-api-prod``,
@@ -139,11 +138,6 @@ def is_neighbour(service: str, neighbours: set[str]) -> bool:
     """
     parts = telling_parts(service)
     return bool(parts) and all(p in neighbours for p in parts)
-
-
-def telling_parts(service: str) -> list[str]:
-    """The parts of a service's name that say which system it is (``plu`` of ``plu-client``)."""
-    return [p for p in re.split(r"[-_.]", service.lower()) if p and p not in GENERIC_NAME_PARTS]
 
 
 def is_own_side(service: str, names: Sequence[str]) -> bool:

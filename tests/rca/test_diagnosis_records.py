@@ -1,0 +1,248 @@
+"""Whose records they are: threads, the larger system, another system's words, drills.
+
+Docs are the real knowledge base's entries in the ``rag`` node's state form (``helpers.docs``)
+with similarities chosen per test, as in ``test_diagnosis``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.rca.helpers import by_code, docs
+
+from app.rag.services import LARGER_SYSTEM
+from app.rca.diagnosis import NOT_LIVE, diagnose
+
+
+def test_a_java_thread_in_brackets_is_no_other_system(chunks: Any) -> None:
+    incident = {
+        "message": "tills reporting 'sale rejected' in some stores",
+        "service": "pos-api-78d9c6b5f-x4j8m",
+        "logs": [
+            "16:12:40.118  INFO 7 --- [io-8443-exec-11] c.a.pos.api.HealthEndpoint : "
+            "GET /actuator/health -> 200",
+            "16:12:42.779  WARN 7 --- [io-8443-exec-5] c.a.pos.api.ValidationAdvice : "
+            "422 UNPROCESSABLE_ENTITY store=0622 violations=[lines[2].plu is required]",
+            "Normal Pulled pod/pos-api-78d9c6b5f-x4j8m Container image already present",
+        ],
+    }
+    pairs = [("POS-422-QTY", 0.64), ("POS-422-LINES", 0.68), ("POS-422-AMOUNT", 0.57)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-LINES"
+    assert not diagnosis.leading.contradicted
+
+
+def test_the_larger_system_the_retrieval_marks_names_no_failing_service(chunks: Any) -> None:
+    incident = {
+        "service": "web-shop",
+        "message": 'product pages show "stock unknown"; the stock widget calls get 503 Service '
+        'Unavailable and the inventory logs are full of "QueuePool limit of size 10 overflow '
+        '5 reached"',
+    }
+    retrieved = docs(chunks, ("INV-503", 0.58), ("POS-503-PLU", 0.45))
+    # The checkout family that ``web-shop`` starts the name of was not retrieved: without the
+    # retrieval's mark the shop reads as an unknown service that contradicts every family.
+    unmarked = diagnose(incident, retrieved, retrieval_low_confidence=False)
+    assert unmarked.abstained
+    for doc in retrieved:
+        doc["why"] = {"service_match": LARGER_SYSTEM}
+    marked = diagnose(incident, retrieved, retrieval_low_confidence=False)
+    assert marked.leading is not None and marked.leading.key == "INV-503"
+    assert not marked.abstained
+
+
+def test_the_familys_phrase_only_in_another_systems_record_is_that_systems(chunks: Any) -> None:
+    incident = {
+        "service": "store-support",
+        "message": "Store 503 (Leeds): back-office label printer offline, connection refused",
+        "logs": [
+            "06:45:10 WARN print-spooler-store503 job 88121 to 10.53.0.41:5022 failed: "
+            "connection refused",
+            "06:46:00 INFO pos-api-5d6c7b8f4-k7v2n store=0503 sales normal",
+        ],
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("INV-503", 0.5)), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    inventory = by_code(diagnosis.candidates)["INV-503"]
+    assert [h.observed for h in inventory.contradicted] == ["print-spooler-store503"]
+    # The inventory host refusing is the family's own failure.
+    own = {
+        **incident,
+        "logs": ["06:45:10 ERROR pos-api GET inventory-service:8080 failed: connection refused"],
+    }
+    kept = diagnose(own, docs(chunks, ("INV-503", 0.5)), retrieval_low_confidence=False)
+    assert kept.leading is not None and kept.leading.key == "INV-503"
+
+
+def test_a_game_day_the_records_announce_and_end_is_no_live_failure(chunks: Any) -> None:
+    logs = [
+        "10:00:00 slack #gameday @sre: Game day started. Scenario 3: kill 2/3 inventory-service "
+        "pods for 5 min. Expect 503s on stock lookups. Do not page.",
+        '10:00:09 envoy "GET /v1/stock/SKU-2231 HTTP/1.1" 503 UH no_healthy_upstream '
+        '"inventory-service:8080"',
+        "10:00:10 webshop-frontend-5a6b7c8d9-ee3ff WARN stock lookup failed status=503",
+        "10:06:10 inventory-service-7f8a9b0c1-gg5hh INFO GET /health 200",
+        "10:06:12 webshop-frontend-5a6b7c8d9-ee3ff INFO GET /product/SKU-2231 200",
+    ]
+    incident = {
+        "service": "inventory-service",
+        "message": "seeing inventory 503s in the channel - is this the gameday?",
+        "logs": logs,
+    }
+    pairs = [("INV-503", 0.66), ("POS-503-PLU", 0.59)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
+    # Without the records showing it over, the same report is live.
+    live = {**incident, "logs": logs[:3]}
+    answered = diagnose(live, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "INV-503"
+
+
+def test_a_provider_incident_said_resolved_whose_timeout_was_retried_is_over(
+    chunks: Any,
+) -> None:
+    incident = {
+        "service": "payment-service",
+        "message": "payment provider incident resolved per their status page, just "
+        "sanity-checking before I close the ticket",
+        "logs": [
+            "14:02:11 payment-service-6c7d8e9f0-mm2nn WARN psp.authorise ReadTimeout "
+            "(attempt 1/3) order=ord_70021",
+            "14:02:12 payment-service-6c7d8e9f0-mm2nn INFO psp.authorise ok (attempt 2/3) "
+            "order=ord_70021",
+            "14:40:09 payment-service-6c7d8e9f0-mm2nn INFO psp.authorise ok order=ord_70412",
+        ],
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("PAY-408", 0.7)), retrieval_low_confidence=False)
+    assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
+
+
+def test_a_service_typed_with_a_typo_or_a_release_is_the_familys(chunks: Any) -> None:
+    for service, message, code in (
+        ("chiler-monitor", "502 frm chiler endpoints", "CH-502"),
+        ("till-api-v2", "sale rejected qty", "POS-422-QTY"),
+        ("payments-v3", "timeouts", "PAY-408"),
+    ):
+        pairs = [(code, 0.48), ("POS-502-CARD", 0.3)]
+        incident = {"message": message, "service": service}
+        diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+        assert diagnosis.leading is not None and diagnosis.leading.key == code, service
+        assert not diagnosis.leading.contradicted, service
+
+
+def test_a_timeout_waiting_for_a_pooled_connection_is_no_read_timeout(chunks: Any) -> None:
+    incident = {
+        "service": "checkout",
+        "message": "checkout down, pool exhausted",
+        "stack_trace": "Traceback (most recent call last):\n"
+        '  File "/app/orders_repo.py", line 33, in create_order\n'
+        "    session.flush()\n"
+        "sqlalchemy.exc.TimeoutError: QueuePool limit of size 5 overflow 10 reached, "
+        "connection timed out, timeout 30.00",
+    }
+    pairs = [("PAY-408", 0.41), ("CO-500", 0.52)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    payment = by_code(diagnosis.candidates)["PAY-408"]
+    assert "exception" in {h.kind for h in payment.contradicted}
+
+
+def test_what_a_validation_error_echoes_of_the_request_is_not_what_failed(chunks: Any) -> None:
+    incident = {
+        "service": "pos",
+        "message": "sales rejected with 422 at the tills",
+        "stack_trace": "pydantic_core._pydantic_core.ValidationError: 1 validation error for "
+        "SaleRequest\nlines.1.plu\n  Field required [type=missing, input_value={'qty': 1, "
+        "'amount': '2.49'}, input_type=dict]",
+    }
+    pairs = [("POS-422-QTY", 0.7), ("POS-422-LINES", 0.67), ("POS-422-AMOUNT", 0.65)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-LINES"
+
+
+def test_a_dependency_the_familys_doc_names_is_the_familys_own(chunks: Any) -> None:
+    incident = {
+        "service": "card-gateway",
+        "message": "see trace, store 0142",
+        "stack_trace": "System.Net.Http.HttpRequestException: Response status code does not "
+        "indicate success: 502 (Bad Gateway).",
+        "logs": [
+            "warn: Acme.Pos.CardGateway.Acquirer.AcquirerClient[0] acquirer "
+            "https://auth.acquirer-eu.example/v1/authorisations returned 502 Bad Gateway: "
+            "invalid response from upstream"
+        ],
+    }
+    pairs = [("POS-502-CARD", 0.56), ("PAY-408", 0.41)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-502-CARD"
+    assert not diagnosis.leading.contradicted
+
+
+def test_a_test_alerts_own_labels_are_the_alert_not_a_failure(chunks: Any) -> None:
+    incident = {
+        "event": "PosCheckoutErrorsHigh",
+        "service": "pos-api",
+        "message": "[TEST] Synthetic alert to verify routing to #pos-oncall, no action needed",
+        "logs": [
+            "labels: alertname=PosCheckoutErrorsHigh, service=pos-api, severity=critical",
+            "annotations: description=checkout errors above 5% on the tills",
+            "status=firing",
+        ],
+    }
+    pairs = [("POS-500-CHECKOUT", 0.47), ("POS-502-CARD", 0.43)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
+    # A real record of the failure beside the same labels is live.
+    live = {**incident, "logs": [*incident["logs"], "ERROR pos-api POST /till/checkout -> 500"]}
+    answered = diagnose(live, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert not answered.abstained
+
+
+def test_a_reposted_trace_under_a_report_that_ends_the_incident_is_history(chunks: Any) -> None:
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "checkout_service.py", line 88, in apply_discount\n'
+        "    per_item = discount / item_count\n"
+        "ZeroDivisionError: division by zero"
+    )
+    incident = {
+        "service": "web-shop",
+        "message": "FYI the ZeroDivisionError traceback people keep reposting is from the March "
+        "incident, already patched. Prod checkout has had zero 500s since.",
+        "stack_trace": trace,
+    }
+    pairs = [("CO-500", 0.83), ("POS-500-CHECKOUT", 0.64)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
+    live = {**incident, "message": "checkout 500s, trace below"}
+    answered = diagnose(live, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "CO-500"
+
+
+def test_metrics_showing_the_service_up_and_its_5xx_at_zero_are_no_outage(chunks: Any) -> None:
+    incident = {
+        "service": "inventory-service",
+        "message": "CPU on inventory-service at 93% since the nightly reindex started at 01:00.",
+        "logs": [
+            'rate(container_cpu_usage_seconds_total{container="inventory-service"}[5m]) => 0.93',
+            'sum(rate(http_requests_total{service="inventory-service",code="503"}[5m])) => 0',
+            'up{job="inventory-service"} => 6/6',
+        ],
+    }
+    pairs = [("INV-503", 0.63), ("POS-503-PLU", 0.46)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+
+
+def test_a_load_test_line_from_staging_is_no_production_failure(chunks: Any) -> None:
+    incident = {
+        "service": "inventory-service",
+        "message": "k6 load test in staging (planned, ticket LT-88), results.",
+        "logs": [
+            'db_pool_in_use{service="inventory-service",env="staging"} => 40/40 at peak',
+            "staging 503 ratio => 6.2% at peak, 0% after ramp-down",
+            "production inventory-service 503 => 0; pool 10/40",
+        ],
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("INV-503", 0.48)), retrieval_low_confidence=False)
+    assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
