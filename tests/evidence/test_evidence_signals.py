@@ -368,6 +368,10 @@ def test_the_site_served_and_the_workload_name_the_system() -> None:
         ("what read timeout does payment-service use? Nothing is broken.", False),
         ("no impact on customers, just asking which retries we run", False),
         ("no impact on the card reader, but sales fail with 422", True),
+        # A rate at its usual level and failures counted zero beside a store's number.
+        ("pos-api 422 rate last 1h: 0.02% (baseline)", False),
+        ("pos-card-gateway store 0233: 0 failed authorisations in 1h", False),
+        ("store 0233: 12 failed authorisations in 1h", True),
         ("CPU usage > 90%. No error-rate or latency monitor is firing.", False),
         ("no tills are down but the PLU alert is firing", True),
         ("everything is down at store 12", True),
@@ -678,6 +682,11 @@ def test_a_mail_servers_reply_code_is_no_http_status() -> None:
         ("Payment provider latency spike at 03:10 cleared on its own.", True),
         ("can someone explain what 'QueuePool limit' means in the logs from yesterday?", True),
         ("Weekly SLO review: error budget 82% left. Anything we should act on?", True),
+        (
+            "All clear on this morning's PLU issue: PLU health has been green since 09:12. "
+            "Closing this out.",
+            True,
+        ),
         ("game day finished but the PLU 503s are back again", False),
         ("provider incident resolved? no - payments still failing with 504", False),
         (

@@ -78,6 +78,8 @@ def test_another_capabilitys_system_is_named_by_its_host_or_service() -> None:
     # A label printer's spooler is another system, the shop's own words aside.
     spooler = "WARN print-spooler-store503 job 88121 to 10.53.0.41:5022 failed: connection refused"
     assert foreign_systems(spooler, known) == ["print-spooler-store503"]
+    receipts = "pos-api e-receipt-client POST http://ereceipt-svc.internal/v1/receipts -> 503"
+    assert foreign_systems(receipts, known) == ["e-receipt-client", "ereceipt-svc.internal"]
 
 
 def test_a_thread_in_brackets_is_no_system() -> None:

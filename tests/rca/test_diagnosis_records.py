@@ -246,3 +246,52 @@ def test_a_load_test_line_from_staging_is_no_production_failure(chunks: Any) -> 
     }
     diagnosis = diagnose(incident, docs(chunks, ("INV-503", 0.48)), retrieval_low_confidence=False)
     assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
+
+
+def test_a_fault_in_another_capabilitys_endpoint_is_not_the_familys(chunks: Any) -> None:
+    incident = {
+        "service": "pos-api",
+        "message": "POS API 500 at store 0412 this evening",
+        "logs": [
+            "21:05:10 ERROR POST /pos/v1/stores/0412/reports/end-of-day 500 Internal Server Error",
+            "21:05:10 ERROR KeyError: 'z_report_seq' in pos_api/reports/eod.py line 77",
+            "21:04:58 INFO POST /pos/v1/stores/0412/tills/03/checkout 201",
+        ],
+    }
+    pairs = [("POS-500-CHECKOUT", 0.6), ("POS-503-PLU", 0.47)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    # Neither the till checkout's family (the failing request went to the end-of-day report)
+    # nor the PLU family its caller's name alone ties in.
+    assert diagnosis.abstained
+    checkout = by_code(diagnosis.candidates)["POS-500-CHECKOUT"]
+    assert any("report" in h.why for h in checkout.contradicted)
+
+
+def test_covered_services_shown_working_beside_another_systems_502(chunks: Any) -> None:
+    incident = {
+        "message": "502 Bad Gateway from the store gateway at store 0233",
+        "logs": [
+            "[error] connect() failed (111: Connection refused) while connecting to upstream, "
+            'request: "GET /api/v1/energy/meters HTTP/1.1", upstream: '
+            '"http://energy-meter-api:9100/api/v1/energy/meters"',
+            "chiller-monitor /health 200, temperature readings current for store 0233",
+            "pos-card-gateway store 0233: 0 failed authorisations in 1h",
+        ],
+    }
+    pairs = [("CH-502", 0.71), ("POS-502-CARD", 0.72)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+
+
+def test_a_partners_422_with_the_familys_words_beside_pos_api_at_baseline(chunks: Any) -> None:
+    incident = {
+        "message": "422: total does not equal sum of lines",
+        "logs": [
+            "marketplace-connector POST https://seller-api.marketplace.example/v1/orders/ack -> "
+            '422 {"error":"total 19.99 does not equal sum of lines 20.00"}',
+            "pos-api 422 rate last 1h: 0.02% (baseline)",
+        ],
+    }
+    pairs = [("POS-422-AMOUNT", 0.77), ("POS-422-LINES", 0.7)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained

@@ -164,7 +164,8 @@ OTHER_CAPABILITIES = frozenset(
     "points email mail smtp sms newsletter notification notifications search recommendation "
     "recommendations recommender reviews ratings geocoding maps analytics reporting report "
     "reports marketing payroll hr cms cdn images media auth oauth sso login identity "
-    "print printer printers printing spooler address addresses fraud".split()
+    "print printer printers printing spooler address addresses fraud marketplace seller sellers "
+    "affiliate energy meter meters metering receipt receipts ereceipt".split()
 )
 
 #: A system's name as a record writes it: a host or a service, lower-case parts joined by ``-``

@@ -316,7 +316,10 @@ PRESENT_FAILURE_RE = re.compile(
 #: right now", "working normally since 10:41", "production is healthy".
 _WELL_CLAUSE_RE = re.compile(
     rf"(?:{ALL_WELL_RE.pattern}|{FIXED_RE.pattern}"
-    r"|\bworking normally\b|\b(?:is|are|was|were) (?:healthy|fine|unaffected)\b)[^.;!?\n]*",
+    r"|\bworking normally\b|\b(?:is|are|was|were) (?:healthy|fine|unaffected)\b"
+    # "PLU health has been green since 09:12": what is well since then, not what fails.
+    r"|\b(?:green|healthy|fine|normal(?:ly)?|ok|okay|stable|clean)\b[^.;!?\n]{0,20}\bsince\b)"
+    r"[^.;!?\n]*",
     re.IGNORECASE,
 )
 

@@ -2,7 +2,8 @@
 
 Dashboards, weekly reports and health summaries name the failures they did *not* see: "no
 ZeroDivisionError in checkout logs last 24h", "payments: 503=0, 504: 0", "inventory API 503
-count 0", "2xx 18,220 / 5xx 0". Read as observations, every such line confirms the family it
+count 0", "2xx 18,220 / 5xx 0"; nor is one counted at its usual level ("422 rate 0.02%
+(baseline)"). Read as observations, every such line confirms the family it
 names, and its failure words make it a failing record. ``ZERO_COUNT_RE`` finds those counts;
 a value is left out where every place a piece of evidence writes it is inside one, and the
 counts are left out before a text is read for trouble (``app.evidence.trouble``).
@@ -14,8 +15,9 @@ import re
 
 _COUNT_LABEL = r"(?:count|counts|events?|errors?|hits?|total|ratio|rate|responses?|requests?|seen)"
 _ZERO = r"0(?:\.0+)?(?!\d|[.,]\d)"
-#: A signal as a record writes it: a status, an exception's name, a metric.
-_NAME = r"[\w.-]*\w"
+#: A signal as a record writes it: a status, an exception's name, a metric (not a bare store
+#: or order number: "store 0233: 0 failed authorisations" counts the failures, not the store).
+_NAME = r"(?:[1-5]\d\d|[\w.-]*[A-Za-z_][\w.-]*\w)"
 #: A count of zero. A bare number after a status is not one: an access log writes "503 0" for
 #: a 503 with an empty body.
 ZERO_COUNT_RE = re.compile(
@@ -27,6 +29,8 @@ ZERO_COUNT_RE = re.compile(
     rf"|\bcode=~?\"?[1-5](?:\d\d|\.\.|xx)\"?[^\n=]{{0,40}}=>\s*{_ZERO}(?![/.,\d])"
     # "408 0.00%", and a status class's bare count: "2xx 18,220 / 5xx 0"
     rf"|\b{_NAME}\s+{_ZERO}\s*%|\b[1-5]xx\s+{_ZERO}"
+    # "422 rate last 1h: 0.02% (baseline)": a rate at its usual level is no failure either
+    rf"|\b{_NAME}\s+(?:{_COUNT_LABEL})\b[^\n;]{{0,30}}?\(?\b(?:baseline|as usual)\b\)?"
     # "0 ZeroDivisionError events", "zero 503s"
     rf"|(?:\bzero|(?<![\d.,:/-])\b0)\s+(?:new\s+)?{_NAME}"
     # "no ZeroDivisionError in checkout logs", "without a 503" (an exception's own name: "no

@@ -56,6 +56,7 @@ from app.evidence.signals import (
     MESSAGE,
     PATH,
     PHRASE,
+    RECORD_SOURCES,
     SERVICE,
     SERVICE_FIELD,
     STATUS,
@@ -441,7 +442,12 @@ def _fails_slowly(cand: Candidate) -> bool:
 
 
 def _evidence_enough(
-    cand: Candidate, prose: frozenset[str], trouble: bool, fine: bool, denied: bool
+    cand: Candidate,
+    prose: frozenset[str],
+    trouble: bool,
+    fine: bool,
+    denied: bool,
+    faulted: bool = False,
 ) -> bool:
     """Confirmed by a record (field, stack, log, collected item), or with fair similarity.
 
@@ -454,12 +460,18 @@ def _evidence_enough(
     after the nightly sync" from inventory-service is that service, not its outage family.
     Not even then when the reporter says outright that nothing fails (``fine``: "CPU at 95%,
     no errors, latency fine"; slowness with no errors is still the timeout family's failure).
-    Nor where only the service confirms the family and the reporter says its failure does not
-    show (``denied``), whatever else goes wrong: "settlement file imported twice … payment
-    latency and error rates were normal" from payment-service is not the timeout family.
+    Nor where only a caller's name (a weak service) ties the family in and a record shows an
+    exception (``faulted``). Nor where only the service confirms the family and the reporter
+    says its failure does not show (``denied``), whatever else goes wrong: "settlement file
+    imported twice … payment latency and error rates were normal" from payment-service is not
+    the timeout family.
     """
     only_where = all(h.kind in WHERE_KINDS for h in cand.confirmed)
     if only_where and denied:
+        return False
+    if only_where and faulted and all(h.weak for h in cand.confirmed if h.kind == SERVICE):
+        # Only a caller's name ties the family in, and the records show a fault of its own
+        # ("KeyError … reports/eod.py" from pos-api is not the PLU service it calls).
         return False
     if not trouble and only_where:
         # Nothing fails anywhere and only where it runs confirms the family: the service field
@@ -611,6 +623,8 @@ def _decide(
     # What the reporter quotes, read once for every candidate.
     quotes = [q for t in said for q in quoted(t)]
     denies = any(says_nothing_fails(t) for t in said)
+    # An exception a record shows: a fault in view that a caller's name alone cannot explain.
+    faulted = any(o.source in RECORD_SOURCES and not o.weak for o in observed.of(EXCEPTION))
     denies_but_slow = any(says_nothing_fails(t, slowness_fails=False) for t in said)
 
     def denied(cand: Candidate) -> bool:
@@ -624,7 +638,8 @@ def _decide(
         for c in offered
         if c.supported
         and (
-            _evidence_enough(c, prose, trouble, fine(c), denied(c)) or _quotes_its_error(c, quotes)
+            _evidence_enough(c, prose, trouble, fine(c), denied(c), faulted)
+            or _quotes_its_error(c, quotes)
         )
     ]
     flat = bool(observed.of(STATUS_FLAT))

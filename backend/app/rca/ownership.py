@@ -29,6 +29,8 @@ from app.evidence.signals import (
     CONDITION,
     EXCEPTION,
     FILE,
+    MESSAGE,
+    PATH,
     PHRASE,
     RECORD_SOURCES,
     SERVICE,
@@ -53,14 +55,22 @@ def weigh_code_location(
 
     "NullPointerException … at com.retail.pos.reporting.DailyZReportJob.sumTenders" in
     pos-backend is the end-of-day report failing, not the till checkout handler: the trace's
-    code names a capability no doc covers (``report``) and nothing of the family's component
+    code, or the failing request's path (``POST /pos/v1/stores/0412/reports/end-of-day 500``),
+    names a capability no doc covers (``report``) and nothing of the family's component
     (``till``, ``checkout``, ``sale``). A family whose own file shows is never contradicted so.
     """
     if not any(h.kind == EXCEPTION and not h.weak for h in cand.confirmed):
         return
     if any(h.kind == FILE for h in cand.confirmed):
         return
-    files = [o for o in ctx.observed.of(FILE) if not o.weak]
+    failing = ctx.observed.failing_records
+    # The failing request's path says which code ran too: ``POST …/reports/end-of-day 500``.
+    requests = [
+        o
+        for o in ctx.observed.of(PATH)
+        if not o.weak and o.source != MESSAGE and o.evidence_id in failing
+    ]
+    files = [o for o in ctx.observed.of(FILE) if not o.weak] + requests
     place = {
         w
         for w in [*words(component), *(p for n in names for p in telling_parts(n))]
@@ -145,7 +155,7 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
 WORKING_RE = re.compile(
     r"(?<!not )\b(?:2\d\d|ok|okay|healthy|green|succeeded|completed|ready|normal|fresh"
     r"|up to date|recovered|resolved|running|baseline)\b|->\s*closed\b"
-    r"|\bno (?:gaps?|errors)\b"
+    r"|\b(?:no|0|zero) (?:gaps?|errors|failed|failures|failed \w+)\b"
     r"|\}\s*=>?\s*1\b|\bup\{[^}]*\}\s*=>?\s*(\d+)/\1\b"
     # A query counting the service's 5xx answers zero: ``…{code="503"}[5m])) => 0``.
     r"|\b(?:code=~?\"?)?5(?:\d\d|\.\.|xx)\b[^\n=]{0,40}=>\s*0(?![.,/\d])"
