@@ -265,6 +265,21 @@ def test_a_fault_in_another_capabilitys_endpoint_is_not_the_familys(chunks: Any)
     assert diagnosis.abstained
     checkout = by_code(diagnosis.candidates)["POS-500-CHECKOUT"]
     assert any("report" in h.why for h in checkout.contradicted)
+    # A caller's breaker refusing calls to its callee is no fault of the caller's own.
+    breaker = {
+        "service": "pos-api",
+        "message": "scans not pricing",
+        "logs": [
+            "WARN  io.github.resilience4j.circuitbreaker.CallNotPermittedException: "
+            "CircuitBreaker 'plu' is OPEN and does not permit further calls"
+        ],
+    }
+    plu = diagnose(
+        breaker,
+        docs(chunks, ("POS-503-PLU", 0.6), ("POS-422-QTY", 0.43)),
+        retrieval_low_confidence=False,
+    )
+    assert plu.leading is not None and plu.leading.key == "POS-503-PLU"
 
 
 def test_covered_services_shown_working_beside_another_systems_502(chunks: Any) -> None:

@@ -17,7 +17,7 @@ _COUNT_LABEL = r"(?:count|counts|events?|errors?|hits?|total|ratio|rate|response
 _ZERO = r"0(?:\.0+)?(?!\d|[.,]\d)"
 #: A signal as a record writes it: a status, an exception's name, a metric (not a bare store
 #: or order number: "store 0233: 0 failed authorisations" counts the failures, not the store).
-_NAME = r"(?:[1-5]\d\d|[\w.-]*[A-Za-z_][\w.-]*\w)"
+_NAME = r"(?:[1-5]\d\d|(?=[\w.-]*[A-Za-z_])[\w.-]*\w)"
 #: A count of zero. A bare number after a status is not one: an access log writes "503 0" for
 #: a 503 with an empty body.
 ZERO_COUNT_RE = re.compile(

@@ -460,8 +460,8 @@ def _evidence_enough(
     after the nightly sync" from inventory-service is that service, not its outage family.
     Not even then when the reporter says outright that nothing fails (``fine``: "CPU at 95%,
     no errors, latency fine"; slowness with no errors is still the timeout family's failure).
-    Nor where only a caller's name (a weak service) ties the family in and a record shows an
-    exception (``faulted``). Nor where only the service confirms the family and the reporter
+    Nor where only a caller's name (a weak service) ties the family in and a record shows a
+    programming fault (``faulted``). Nor where only the service confirms the family and the reporter
     says its failure does not show (``denied``), whatever else goes wrong: "settlement file
     imported twice … payment latency and error rates were normal" from payment-service is not
     the timeout family.
@@ -470,9 +470,7 @@ def _evidence_enough(
     if only_where and denied:
         return False
     if only_where and faulted and all(h.weak for h in cand.confirmed if h.kind == SERVICE):
-        # Only a caller's name ties the family in, and the records show a fault of its own
-        # ("KeyError … reports/eod.py" from pos-api is not the PLU service it calls).
-        return False
+        return False  # "KeyError … reports/eod.py" from pos-api is not the PLU service it calls
     if not trouble and only_where:
         # Nothing fails anywhere and only where it runs confirms the family: the service field
         # with fair similarity may still answer, log lines that merely name the service never
@@ -623,8 +621,11 @@ def _decide(
     # What the reporter quotes, read once for every candidate.
     quotes = [q for t in said for q in quoted(t)]
     denies = any(says_nothing_fails(t) for t in said)
-    # An exception a record shows: a fault in view that a caller's name alone cannot explain.
-    faulted = any(o.source in RECORD_SOURCES and not o.weak for o in observed.of(EXCEPTION))
+    # A programming fault in a record: a caller's name alone cannot pin it on its callee.
+    faulted = any(
+        o.source in RECORD_SOURCES and not o.weak and exception_kind(o.value) == "fault"
+        for o in observed.of(EXCEPTION)
+    )
     denies_but_slow = any(says_nothing_fails(t, slowness_fails=False) for t in said)
 
     def denied(cand: Candidate) -> bool:
