@@ -372,6 +372,9 @@ def test_the_site_served_and_the_workload_name_the_system() -> None:
         ("pos-api 422 rate last 1h: 0.02% (baseline)", False),
         ("pos-card-gateway store 0233: 0 failed authorisations in 1h", False),
         ("store 0233: 12 failed authorisations in 1h", True),
+        # A comparison with the baseline shows the spike; back at it, nothing fails.
+        ("checkout 5xx rate 40% (baseline 0.1%)", True),
+        ("payment errors rate back to baseline", False),
         ("CPU usage > 90%. No error-rate or latency monitor is firing.", False),
         ("no tills are down but the PLU alert is firing", True),
         ("everything is down at store 12", True),

@@ -15,6 +15,8 @@ import re
 
 _COUNT_LABEL = r"(?:count|counts|events?|errors?|hits?|total|ratio|rate|responses?|requests?|seen)"
 _ZERO = r"0(?:\.0+)?(?!\d|[.,]\d)"
+#: A measure said to be at its usual level: "(baseline)", "at baseline", "back to baseline".
+AT_BASELINE = r"\(baseline\)|\b(?:at|to|within)\s+baseline\b(?!\s*[\d<>~=])|\bas usual\b"
 #: A signal as a record writes it: a status, an exception's name, a metric (not a bare store
 #: or order number: "store 0233: 0 failed authorisations" counts the failures, not the store).
 _NAME = r"(?:[1-5]\d\d|(?=[\w.-]*[A-Za-z_])[\w.-]*\w)"
@@ -30,7 +32,8 @@ ZERO_COUNT_RE = re.compile(
     # "408 0.00%", and a status class's bare count: "2xx 18,220 / 5xx 0"
     rf"|\b{_NAME}\s+{_ZERO}\s*%|\b[1-5]xx\s+{_ZERO}"
     # "422 rate last 1h: 0.02% (baseline)": a rate at its usual level is no failure either
-    rf"|\b{_NAME}\s+(?:{_COUNT_LABEL})\b[^\n;]{{0,30}}?\(?\b(?:baseline|as usual)\b\)?"
+    # ("… (baseline 0.1%)" or "above baseline" is the comparison that shows a spike)
+    rf"|\b{_NAME}\s+(?:{_COUNT_LABEL})\b[^\n;(]{{0,30}}?(?:{AT_BASELINE})"
     # "0 ZeroDivisionError events", "zero 503s"
     rf"|(?:\bzero|(?<![\d.,:/-])\b0)\s+(?:new\s+)?{_NAME}"
     # "no ZeroDivisionError in checkout logs", "without a 503" (an exception's own name: "no

@@ -39,6 +39,7 @@ from app.evidence.signals import (
 )
 from app.evidence.subject import code_capability, name_parts, system_names
 from app.evidence.wording import words
+from app.evidence.zero import AT_BASELINE
 from app.rca.candidates import WHERE_KINDS, Candidate, SignalHit
 from app.rca.evidence import evidence_position
 from app.rca.match_context import MatchContext
@@ -154,8 +155,9 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
 #: its 5xx zero, a success, 2xx or availability share of 95 % or more.
 WORKING_RE = re.compile(
     r"(?<!not )\b(?:2\d\d|ok|okay|healthy|green|succeeded|completed|ready|normal|fresh"
-    r"|up to date|recovered|resolved|running|baseline)\b|->\s*closed\b"
-    r"|\b(?:no|0|zero) (?:gaps?|errors|failed|failures|failed \w+)\b"
+    r"|up to date|recovered|resolved|running)\b|->\s*closed\b|"
+    + AT_BASELINE
+    + r"|\b(?:no|0|zero) (?:gaps?|errors|failed|failures)\b"
     r"|\}\s*=>?\s*1\b|\bup\{[^}]*\}\s*=>?\s*(\d+)/\1\b"
     # A query counting the service's 5xx answers zero: ``…{code="503"}[5m])) => 0``.
     r"|\b(?:code=~?\"?)?5(?:\d\d|\.\.|xx)\b[^\n=]{0,40}=>\s*0(?![.,/\d])"
