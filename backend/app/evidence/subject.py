@@ -196,11 +196,17 @@ def _names_capability(part: str, capability: str) -> bool:
 
 #: A part of a host's name this long that the docs use says whose system it is.
 _TELLING_WORD = 6
+#: Parts of a host's name that say nothing about which system it is (domains, zones).
+HOST_PARTS = frozenset("com net org io internal local lan corp example svc cluster www".split())
 #: Parts every estate's hosts share, which say nothing about whose system it is.
-_INFRA_PARTS = GENERIC_NAME_PARTS | frozenset(
-    "gateway gateways upstream internal example services servers cluster network balancer "
-    "monitor monitoring provider providers vendor partner partners external remote platform "
-    "system systems cloud online".split()
+_INFRA_PARTS = (
+    GENERIC_NAME_PARTS
+    | HOST_PARTS
+    | frozenset(
+        "gateway gateways upstream services servers network balancer monitor monitoring "
+        "provider providers vendor partner partners external remote platform system systems "
+        "cloud online".split()
+    )
 )
 
 

@@ -86,11 +86,10 @@ def service_match(
     name = service_name(service)
     if not name:
         return UNKNOWN
-    if catalogue is not None:
-        name = catalogue.resolve(name) or name
-    if name in doc_services(metadata):
+    declared = catalogue.resolve(name) if catalogue is not None else None
+    if (declared or name) in doc_services(metadata):
         return MATCH
-    if catalogue is not None and catalogue.knows(name):
+    if declared is not None:
         return OTHER
     if catalogue is not None and is_larger_system(name, catalogue.names()):
         return LARGER_SYSTEM

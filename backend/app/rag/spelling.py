@@ -115,6 +115,10 @@ def stems_of(words: frozenset[str]) -> frozenset[str]:
     return frozenset(stem(word) for word in words)
 
 
+#: The shortest part of a compound read as two known words.
+COMPOUND_PART = 4
+
+
 def is_known_word(word: str, known: Lexicon, common: frozenset[str]) -> bool:
     """Whether a lower-case word is a real word, so never a typo to repair.
 
@@ -124,8 +128,11 @@ def is_known_word(word: str, known: Lexicon, common: frozenset[str]) -> bool:
     """
     stems = (known.stems, stems_of(common))
 
+    def whole(text: str) -> bool:
+        return text in known or text in common
+
     def known_form(text: str, *, inflected: bool) -> bool:
-        if text in known or text in common:
+        if whole(text):
             return True
         root = stem(text)
         if inflected and root == text:
@@ -148,17 +155,9 @@ def is_known_word(word: str, known: Lexicon, common: frozenset[str]) -> bool:
     # Two known words run together ("handover", "failover", "cutover"); a typo rarely splits
     # into two words of four letters or more.
     return any(
-        _whole_word(word[:cut], known, common) and _whole_word(word[cut:], known, common)
+        whole(word[:cut]) and whole(word[cut:])
         for cut in range(COMPOUND_PART, len(word) - COMPOUND_PART + 1)
     )
-
-
-#: The shortest part of a compound read as two known words.
-COMPOUND_PART = 4
-
-
-def _whole_word(text: str, known: Lexicon, common: frozenset[str]) -> bool:
-    return text in known or text in common
 
 
 def closest_word(word: str, known: Lexicon) -> str | None:

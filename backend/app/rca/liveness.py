@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 from app.evidence.services import service_name
 from app.evidence.signals import (
@@ -98,10 +99,11 @@ def ended_later(record: str, observed: IncidentSignals, texts: Mapping[str, str]
     )
 
 
-def _services(text: str) -> set[str]:
+@lru_cache(maxsize=1024)
+def _services(text: str) -> frozenset[str]:
     """The services a record names, each pod or instance as its service (``service_name``).
 
     "envoy … 503 … inventory-service:8080" is ended by "inventory-service-7f8a9b0c1-gg5hh GET
     /health 200", a new pod of the same service.
     """
-    return {name for n in system_names(text) if (name := service_name(n))}
+    return frozenset(name for n in system_names(text) if (name := service_name(n)))

@@ -37,7 +37,7 @@ from app.evidence.signals import (
     STATUS,
     EvidenceText,
 )
-from app.evidence.subject import code_capability, name_parts, system_names
+from app.evidence.subject import HOST_PARTS, code_capability, name_parts, system_names
 from app.evidence.wording import words
 from app.evidence.zero import AT_BASELINE
 from app.rca.candidates import WHERE_KINDS, Candidate, SignalHit
@@ -170,8 +170,6 @@ WORKING_RE = re.compile(
 _RECOVERED_RE = re.compile(
     r"\b(?:recovered|resolved|back to normal|green)\b|->\s*closed\b", re.IGNORECASE
 )
-#: Parts of a host's name that say nothing about which system it is.
-_HOST_PARTS = frozenset("com net org io internal local lan corp example svc cluster www".split())
 
 
 def _telling_name_parts(name: str) -> set[str]:
@@ -179,7 +177,7 @@ def _telling_name_parts(name: str) -> set[str]:
     return {
         p
         for p in name_parts(name.lower())
-        if p.isalpha() and len(p) > 1 and p not in GENERIC_NAME_PARTS and p not in _HOST_PARTS
+        if p.isalpha() and len(p) > 1 and p not in GENERIC_NAME_PARTS and p not in HOST_PARTS
     }
 
 
