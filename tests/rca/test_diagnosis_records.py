@@ -310,3 +310,92 @@ def test_a_partners_422_with_the_familys_words_beside_pos_api_at_baseline(chunks
     pairs = [("POS-422-AMOUNT", 0.77), ("POS-422-LINES", 0.7)]
     diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
     assert diagnosis.abstained
+
+
+def test_the_familys_phrase_only_in_another_familys_service_record_is_that_service(
+    chunks: Any,
+) -> None:
+    incident = {
+        "service": "noc",
+        "message": "lots of errors at the tills since 06:00",
+        "logs": [
+            "4m Warning Unhealthy pod/plu-service-5c9d8b-t7kq2 Readiness probe failed: Get "
+            '"http://10.4.1.9:8080/ready": dial tcp 10.4.1.9:8080: connect: connection refused',
+            '{"svc":"pos-api","route":"GET /v2/prices/4011","status":503,"ms":2}',
+        ],
+    }
+    pairs = [("INV-503", 0.52), ("POS-503-PLU", 0.51)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-503-PLU"
+    inventory = by_code(diagnosis.candidates)["INV-503"]
+    assert [h.observed for h in inventory.contradicted] == ["plu-service"]
+    # "plu" alone is a sale line's field, not the PLU service: the lines family keeps its words.
+    lines = {
+        "service": "pos-api",
+        "message": "sales rejected at store 0033",
+        "logs": ["POST /pos/v1/sales -> 422: lines must not be empty (plu-service not called)"],
+    }
+    kept = diagnose(lines, docs(chunks, ("POS-422-LINES", 0.6)), retrieval_low_confidence=False)
+    assert kept.leading is not None and kept.leading.key == "POS-422-LINES"
+
+
+def test_a_resolved_alert_rendered_with_dotted_annotations_is_no_live_failure(
+    chunks: Any,
+) -> None:
+    incident = {
+        "event": "HighErrorRate",
+        "service": "plu-service",
+        "message": "[RESOLVED] HighErrorRate plu-service (critical)",
+        "logs": [
+            "labels.alertname: HighErrorRate",
+            "annotations.summary: 503 share on price lookups above 5%",
+            "status=resolved endsAt=2024-05-14T10:42:00Z",
+        ],
+    }
+    diagnosis = diagnose(
+        incident, docs(chunks, ("POS-503-PLU", 0.69)), retrieval_low_confidence=False
+    )
+    assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
+
+
+def test_what_is_well_since_a_time_is_not_what_fails_now(chunks: Any) -> None:
+    for message in (
+        "RESOLVED: card payments work again, the 502 rate has been at baseline since 16:40.",
+        "Update: the card gateway outage is resolved since 08:30, tills take cards. Separate "
+        "thing, not urgent: the HR portal is slow to log in this morning.",
+    ):
+        incident = {"service": "pos-card-gateway", "message": message}
+        diagnosis = diagnose(
+            incident, docs(chunks, ("POS-502-CARD", 0.79)), retrieval_low_confidence=False
+        )
+        assert diagnosis.abstained and diagnosis.reason == NOT_LIVE, message
+    live = {"service": "pos-card-gateway", "message": "card payments failing with 502 since 16:40"}
+    answered = diagnose(live, docs(chunks, ("POS-502-CARD", 0.79)), retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "POS-502-CARD"
+
+
+def test_asking_whether_a_usual_rate_is_normal_is_no_incident(chunks: Any) -> None:
+    incident = {
+        "service": "pos-api",
+        "message": 'Is this normal? sum(rate(http_requests_total{service="pos-api",'
+        'status=~"5.."}[5m])) = 0.002, same as every Monday. Just checking.',
+    }
+    pairs = [("POS-422-AMOUNT", 0.44), ("POS-500-CHECKOUT", 0.34)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
+
+
+def test_a_series_name_says_nothing_of_the_familys_words(chunks: Any) -> None:
+    incident = {
+        "service": "pos-api",
+        "message": 'sum(rate(http_requests_total{service="pos-api",status="422"}[5m])) = 3.2',
+        "logs": [
+            'sum by (handler)(rate(http_requests_total{status="422"}[5m])): /v1/sales 3.2',
+            'sample 422 body: {"field":"lines[1].quantity","detail":"must be at most 999"}',
+        ],
+    }
+    pairs = [("POS-422-AMOUNT", 0.58), ("POS-422-QTY", 0.54)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
+    amount = by_code(diagnosis.candidates)["POS-422-AMOUNT"]
+    assert "total" not in {h.signal for h in amount.confirmed}

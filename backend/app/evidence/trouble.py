@@ -251,6 +251,8 @@ SETTLED_RE = re.compile(
     # "closing the bridge", "exercise complete, nothing to fix".
     r"|\b\d{1,2}[:.]\d{2}\s+(?:resolved|closed)\b|\bstatus\s*:\s*resolved\b"
     r"|\bclosing the (?:bridge|incident|ticket)\b|\bexercise complete\b|\bnothing to fix\b"
+    # A chat or status post headed "RESOLVED: card payments are working again".
+    r"|^\s*resolved\s*[:\-\u2013]"
     # "provider incident resolved per their status page, sanity-checking before I close the
     # ticket".
     r"|\b(?:incident|outage|issue)\s+(?:is |was |has been |now )?(?:resolved|closed|over)\b"
@@ -277,7 +279,9 @@ ASKING_RE = re.compile(
     r"|what (?:[\w-]+ ){0,3}(?:does|do|should) (?:[\w-]+ ){1,4}(?:use|name|return|need|send)"
     r"|what does\b[^?]{0,120}\bmean"
     r"|(?:can|could) (?:someone|anyone|you) (?:explain|tell me|help me understand)"
-    r"|anything (?:we|i) should (?:act on|do about|worry about|look at))"
+    r"|anything (?:we|i) should (?:act on|do about|worry about|look at)"
+    # "Is this normal? … same as every Monday, just checking before the weekly review."
+    r"|(?:is|are) (?:this|that|it|these|those) (?:normal|expected|usual|ok|okay|a problem))"
     r"\b[^?]{0,200}\?",
     re.IGNORECASE,
 )
@@ -317,8 +321,10 @@ PRESENT_FAILURE_RE = re.compile(
 _WELL_CLAUSE_RE = re.compile(
     rf"(?:{ALL_WELL_RE.pattern}|{FIXED_RE.pattern}"
     r"|\bworking normally\b|\b(?:is|are|was|were) (?:healthy|fine|unaffected)\b"
-    # "PLU health has been green since 09:12": what is well since then, not what fails.
-    r"|\b(?:green|healthy|fine|normal(?:ly)?|ok|okay|stable|clean)\b[^.;!?\n]{0,20}\bsince\b)"
+    # "PLU health has been green since 09:12", "the 502 rate has been at baseline since 16:40",
+    # "the PLU outage is resolved since 08:30": what is well since then, not what fails.
+    r"|\b(?:green|healthy|fine|normal(?:ly)?|ok|okay|stable|clean|baseline|resolved|fixed"
+    r"|recovered|mitigated)\b[^.;!?\n]{0,20}\bsince\b)"
     r"[^.;!?\n]*",
     re.IGNORECASE,
 )

@@ -96,13 +96,23 @@ def without_fault_members(text: str) -> str:
     return _FAULT_MEMBER_RE.sub(r"\g<lead> ?", text)
 
 
+#: The unit or type suffix of a Prometheus series' name in a selector or a range:
+#: ``http_requests_total{…}``, ``request_duration_seconds_bucket[5m]``.
+_METRIC_SUFFIX_RE = re.compile(
+    r"(?<=[A-Za-z0-9])(?:_(?:total|count|sum|bucket|seconds|bytes|created|info|ratio))+"
+    r"(?=\s*[{\[])"
+)
+
+
 def phrase_words(text: str) -> tuple[str, ...]:
     """The words of an incident's piece that phrases are matched on.
 
     Neither an error code ("this is NOT POS-422-AMOUNT": its words are the code's, matched as
-    a code) nor the code a fault names (``without_fault_members``) is the failure's words.
+    a code) nor the code a fault names (``without_fault_members``) is the failure's words, nor
+    a series' type suffix: ``http_requests_total{status="422"}`` counts requests, it says
+    nothing of a total.
     """
-    return words(without_fault_members(without_codes(text)))
+    return words(_METRIC_SUFFIX_RE.sub("", without_fault_members(without_codes(text))))
 
 
 #: A field's short name in code: ``lines[4].qty`` is the quantity.

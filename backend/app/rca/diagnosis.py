@@ -270,7 +270,7 @@ def _candidate(
     weigh_named_fields(cand, ctx, signals.get("phrases", []))
     weigh_conditions(cand, ctx, signals.get("conditions", []))
     weigh_ruled_out(cand, ctx, signals.get("services", []))
-    weigh_foreign_systems(cand, ctx, signals.get("services", []))
+    weigh_foreign_systems(cand, ctx, signals.get("services", []), neighbours)
     weigh_shown_working(cand, ctx, signals.get("services", []), neighbours)
     dedupe(cand)
     _excuse_moved_code(cand, ctx, signals.get("services", []))

@@ -28,9 +28,9 @@ from app.rca.evidence import evidence_position
 from app.rca.ownership import WORKING_RE
 
 #: A line that renders the alert itself (``app.intake.alertmanager.alert_logs`` and the like):
-#: its labels, annotations, source, status or times.
+#: its labels, annotations (``annotations.description: …``), source, status or times.
 ALERT_RENDERING_RE = re.compile(
-    r"^\s*(?:labels|annotations|source)\s*:|^\s*alertmanager\s+receiver="
+    r"^\s*(?:labels|annotations|source)(?:\.[\w-]+)?\s*:|^\s*alertmanager\s+receiver="
     r"|^\s*(?:startsAt|endsAt|status|state)\s*=",
     re.IGNORECASE,
 )

@@ -43,7 +43,7 @@ from app.evidence.zero import AT_BASELINE
 from app.rca.candidates import WHERE_KINDS, Candidate, SignalHit
 from app.rca.evidence import evidence_position
 from app.rca.match_context import MatchContext
-from app.rca.service_matching import mentions
+from app.rca.service_matching import is_neighbour, mentions
 
 #: Words of a Component line that name no place in code.
 _PLACELESS_WORDS = GENERIC_NAME_PARTS | {"endpoint", "post", "get", "point", "used", "called"}
@@ -95,7 +95,9 @@ def weigh_code_location(
     )
 
 
-def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[str]) -> None:
+def weigh_foreign_systems(
+    cand: Candidate, ctx: MatchContext, names: Sequence[str], neighbours: set[str]
+) -> None:
     """A failure seen only in another system's records is that system's, not the family's.
 
     "outbound POST https://api.taxwise-vat.example/… ReadTimeout" from checkout is the tax
@@ -106,10 +108,20 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
     status, the first record of it must be another system's and none the family's (the
     callers' "search backend answered 503" lines follow "search-api … 503"). A record naming
     one of the family's services is the family's whatever else it names.
+
+    Another family's service counts too, for the family's own failure: "pod/plu-service-84b6c7
+    Readiness probe failed … connection refused" is the PLU service refusing, not the
+    inventory family's "Connection refused", unless it calls or neighbours the family.
     """
-    if not ctx.foreign:
-        return
     failing = ctx.observed.failing_records
+    # Only a full service name: "plu" alone is the field a sale line lacks, not the service.
+    others = [
+        n
+        for n in ctx.all_services
+        if "-" in n and n not in names and not is_neighbour(n, neighbours)
+    ]
+    if not ctx.foreign and not others:
+        return
 
     def records(hit: SignalHit) -> list[str]:
         return [i for i in hit.evidence_ids if i in failing]
@@ -126,10 +138,13 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
     def foreign(record: str) -> bool:
         return record in ctx.foreign and not named(record)
 
+    def systems_of(record: str) -> list[str]:
+        return ctx.foreign.get(record) or [n for n in others if mentions(ctx.by_id[record], n)]
+
     own = [h for h in cand.confirmed if h.kind in (EXCEPTION, CONDITION, PHRASE) and not h.weak]
     if own := [h for h in own if records(h)]:
         ids = unique(i for h in own for i in records(h))
-        if not all(foreign(i) for i in ids):
+        if not all(systems_of(i) and not named(i) for i in ids):
             return
     else:
         statuses = [h for h in cand.confirmed if h.kind == STATUS and not h.weak and records(h)]
@@ -137,14 +152,20 @@ def weigh_foreign_systems(cand: Candidate, ctx: MatchContext, names: Sequence[st
         if not ids or not foreign(ids[0]) or any(named(i) for i in ids):
             return
         ids = [i for i in ids if foreign(i)]
-    systems = ", ".join(unique(n for i in ids for n in ctx.foreign[i]))
+    systems = ", ".join(unique(n for i in ids for n in systems_of(i)))
+    covered = all(i not in ctx.foreign for i in ids)
     cand.contradicted.append(
         SignalHit(
             SERVICE,
             names[0] if names else "its own system",
             ids,
             observed=systems,
-            why=f"the failure shows in {systems}, a system the family's doc does not cover",
+            why=f"the failure shows in {systems}, "
+            + (
+                "another family's service"
+                if covered
+                else "a system the family's doc does not cover"
+            ),
         )
     )
 
