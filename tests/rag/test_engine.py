@@ -14,6 +14,7 @@ from app.rag.engine_config import EngineConfig
 from app.rag.ingest import KnowledgeChunk, chunk_id
 from app.rag.knowledge import KnowledgeBase
 from app.rag.packing import Complexity
+from app.rag.query import retrieval_query
 from app.rag.store import VectorStore
 from app.rag.windows import is_window, with_windows
 
@@ -428,3 +429,12 @@ def test_feedback_searches_the_dense_leg_again_with_the_moved_query(
     finally:
         plain.close()
         moved_engine.close()
+
+
+def test_a_foreign_report_finds_its_family(engine: RetrievalEngine) -> None:
+    message = "De kassa weigert de retour van een klant: 'aantal moet groter dan 0 zijn'."
+    raw = engine.retrieve(message, 3)
+    assert raw.low_confidence and not raw.docs  # the Dutch words say nothing to the model
+    found = engine.retrieve(retrieval_query({"message": message}), 3)
+    assert not found.low_confidence
+    assert found.docs[0].metadata["error_code"] == "POS-422-QTY"

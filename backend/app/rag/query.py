@@ -22,6 +22,7 @@ from app.evidence.model import ParsedEvidence
 from app.evidence.parse import parse_incident
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, status_text
 from app.evidence.signals import ALERT_TITLE_RE, is_routine
+from app.evidence.translation import in_english
 from app.evidence.wording import without_dismissed_codes
 
 MAX_QUERY_MESSAGE_CHARS = 300
@@ -74,8 +75,12 @@ def retrieval_query(incident: Mapping[str, Any]) -> str:
     out of the message (``app.evidence.injection``): they describe no symptom. So are codes
     the reporter sets aside ("not CO-500", "last week's CH-502 (crash) is fixed"). A CamelCase
     event or message (an alert's name as the whole text) is searched as words (``spaced_name``).
+    A store's report in its own language is searched in the docs' English words
+    (``app.evidence.translation.in_english``): "Die Kasse sagt 'Preis nicht gefunden'" as
+    "till … price not found".
     """
     said = without_dismissed_codes(without_instructions(str(incident.get("message") or "")))
+    said = in_english(said)
     message = spaced_name(said.strip())
     event = spaced_name(str(incident.get("event") or "").strip())
     parts = (incident.get("error_code"), event, " ".join(message.split()))
