@@ -399,3 +399,89 @@ def test_a_series_name_says_nothing_of_the_familys_words(chunks: Any) -> None:
     assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
     amount = by_code(diagnosis.candidates)["POS-422-AMOUNT"]
     assert "total" not in {h.signal for h in amount.confirmed}
+
+
+def test_a_pasted_command_is_what_was_asked_and_its_output_is_that_systems(chunks: Any) -> None:
+    incident = {
+        "service": "web-shop",
+        "message": "inventory 503 on product pages",
+        "logs": [
+            "$ curl -s -w '%{http_code}' http://inventory-service:8080/stock/sku-44120",
+            "200",
+            "$ curl -v http://recommendation-service:8080/also-bought/sku-44120",
+            "< HTTP/1.1 503 Service Unavailable",
+        ],
+    }
+    retrieved = docs(chunks, ("INV-503", 0.63), ("POS-503-PLU", 0.55))
+    for doc in retrieved:
+        doc["why"] = {"service_match": LARGER_SYSTEM}
+    diagnosis = diagnose(incident, retrieved, retrieval_low_confidence=False)
+    inventory = by_code(diagnosis.candidates)["INV-503"]
+    assert [h.observed for h in inventory.contradicted] == ["recommendation-service"]
+    assert diagnosis.leading is None or diagnosis.leading.key != "INV-503"
+    # The statuses a query names are what was asked; a zero result is no failure.
+    asked = {
+        "service": "pos-card-gateway",
+        "message": "card payments down at store 0517?",
+        "logs": [
+            "$ promtool query instant http://prometheus:9090 "
+            "'sum(rate(card_authorisations_total{status=\"502\"}[15m]))'",
+            'sum(rate(card_authorisations_total{status="502"}[15m])) => 0',
+        ],
+    }
+    quiet = diagnose(asked, docs(chunks, ("POS-502-CARD", 0.66)), retrieval_low_confidence=False)
+    card = by_code(quiet.candidates)["POS-502-CARD"]
+    assert not [h for h in card.confirmed if h.kind == "status" and not h.weak]
+
+
+def test_a_command_that_asks_the_familys_own_system_keeps_its_output(chunks: Any) -> None:
+    incident = {
+        "service": "pos-payments",
+        "message": "card sales failing at the tills",
+        "logs": [
+            "$ curl -v -X POST https://card-gateway.stores.internal/v1/authorise "
+            "-d @auth-test.json",
+            "< HTTP/1.1 502 Bad Gateway",
+            '{"error":"bad gateway","detail":"invalid response from upstream acquirer"}',
+        ],
+    }
+    diagnosis = diagnose(
+        incident, docs(chunks, ("POS-502-CARD", 0.72)), retrieval_low_confidence=False
+    )
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-502-CARD"
+    assert not diagnosis.leading.contradicted
+
+
+def test_a_bots_code_over_records_of_another_system_only_is_overruled(chunks: Any) -> None:
+    incident = {
+        "error_code": "POS-502-CARD",
+        "service": "service-desk",
+        "message": "ticket auto-tagged POS-502-CARD by the triage bot: 502 Bad Gateway reported",
+        "logs": [
+            "[error] upstream prematurely closed connection while reading response header from "
+            'upstream, server: hr.corp.internal, upstream: "http://payroll-api:8000/payslips"',
+            "payroll-api:1.9 Restarting (1) 3 seconds ago",
+        ],
+    }
+    pairs = [("POS-502-CARD", 0.69), ("CH-502", 0.49)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+    card = by_code(diagnosis.candidates)["POS-502-CARD"]
+    assert any("payroll-api" in str(h.observed) for h in card.contradicted)
+
+
+def test_a_monitoring_tools_own_backend_down_is_no_familys_failure(chunks: Any) -> None:
+    incident = {
+        "service": "noc",
+        "message": "dashboards unreachable, HAProxy says no server available",
+        "logs": [
+            "lb-02 haproxy[1402]: Server grafana_backend/grafana-1 is DOWN, reason: Layer4 "
+            'connection problem, info: "Connection refused"',
+            "HTTP/1.1 503 Service Unavailable",
+        ],
+    }
+    pairs = [("INV-503", 0.5), ("POS-503-PLU", 0.41)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    inventory = by_code(diagnosis.candidates)["INV-503"]
+    assert inventory.contradicted
+    assert diagnosis.leading is None or diagnosis.leading.key != "INV-503"

@@ -304,6 +304,24 @@ class IncidentSignals:
         return {o.value for o in self.of(kind) if include_weak or not o.weak}
 
     @cached_property
+    def commands(self) -> dict[str, str]:
+        """The command each pasted log line answers: the last prompt line before it.
+
+        ``$ curl -v http://recommendation-service:8080/…`` then ``< HTTP/1.1 503``: the 503 is
+        the recommendation service's, though its own line names no system.
+        """
+        answered: dict[str, str] = {}
+        command: str | None = None
+        for item in self.items:
+            if item.source != LOG:
+                continue
+            if COMMAND_RE.match(item.text):
+                command = item.text
+            elif command is not None:
+                answered[item.id] = command
+        return answered
+
+    @cached_property
     def failing_records(self) -> frozenset[str]:
         """The records (stack, log, collected lines) that show something failing.
 
@@ -356,9 +374,19 @@ def is_routine(line: str) -> bool:
     return match is not None and match.group("level").upper() in INFO_LEVELS
 
 
+#: A command the reporter ran, pasted with its prompt: ``$ kubectl logs deploy/pos-card-gateway``,
+#: ``root@lb-02:~# journalctl -u haproxy``, ``PS C:\> Get-Service``.
+COMMAND_RE = re.compile(r"^\s*(?:[\w.-]+@[\w.-]+:[^\s$#]*)?[$#]\s+\S|^\s*PS [A-Z]:\\[^>]*>\s*\S")
+
+
 def _is_weak(line: str) -> bool:
-    """A routine (INFO or below) line, or one whose failure was handled (``RESOLVED_RE``)."""
-    return is_routine(line) or bool(RESOLVED_RE.search(line))
+    """A routine line, a handled failure's, or a command the reporter ran.
+
+    Routine is INFO or below; handled is ``RESOLVED_RE``; of a command (``COMMAND_RE``), the
+    statuses a query or a URL names (``code=~"408|504"``) are what was asked, the next lines
+    what came back.
+    """
+    return is_routine(line) or bool(RESOLVED_RE.search(line) or COMMAND_RE.match(line))
 
 
 #: A line saying a call went through after all: "200 after retry", "ok on retry", "after

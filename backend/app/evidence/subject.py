@@ -168,12 +168,19 @@ OTHER_CAPABILITIES = frozenset(
     "affiliate energy meter meters metering receipt receipts ereceipt".split()
 )
 
+#: Tools that watch the estate, failing themselves in a record's host or service
+#: (``grafana_backend/grafana-1 is DOWN``); in prose they are where a report came from
+#: ("Sentry: checkout 500s"), so ``named_system`` does not read them.
+MONITORING_TOOLS = frozenset("grafana kibana graylog nagios zabbix".split())
+
 #: A system's name as a record writes it: a host or a service, lower-case parts joined by ``-``
 #: or ``.`` (a Java class, ``com.retail.pos.loyalty.LoyaltyCard``, is code and never matches).
 _SYSTEM_NAME_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+(?![\w.-])")
-#: Code, not a system: a source file (``reports.py``) or a package (``com.retail.reports``).
+#: Code, not a system: a source or data file (``reports.py``, ``auth-test.json``) or a package
+#: (``com.retail.reports``).
 _CODE_NAME_RE = re.compile(
-    r"\.(?:py|java|js|ts|go|rb|cs|php|kt|scala|rs|cpp|c|h)$|^(?:com|org|java|javax|jdk|sun)\."
+    r"\.(?:py|java|js|ts|go|rb|cs|php|kt|scala|rs|cpp|c|h|json|ya?ml|txt|log|csv|xml|conf|cfg"
+    r"|ini|toml|sql|sh)$|^(?:com|org|java|javax|jdk|sun)\."
 )
 #: What follows an expression a fault's message quotes: ``"sale.loyalty" is null``,
 #: ``"order.total()"`` (Java's helpful NullPointerException, .NET and JavaScript alike).
@@ -224,7 +231,7 @@ def foreign_systems(
     Returns:
         The names in text order (``api.taxwise-vat.example``, ``loyalty-service``).
     """
-    capabilities = (OTHER_CAPABILITIES | THIRD_PARTY_SYSTEMS) - known
+    capabilities = (OTHER_CAPABILITIES | THIRD_PARTY_SYSTEMS | MONITORING_TOOLS) - known
     found: list[str] = []
     for name in system_names(text):
         parts = name_parts(name)

@@ -26,9 +26,10 @@ ZERO_COUNT_RE = re.compile(
     # "503 count 0", "ZeroDivisionError events: 0", "503=0", "504: 0", "503 rate back to 0"
     rf"\b{_NAME}\s*(?:{_COUNT_LABEL}\s*(?:=>|[:=]|(?:(?:is|was)\s+)?(?:(?:back|down|dropped)\s+)?"
     rf"(?:to|at)\b)?\s*|(?:=>|[:=])\s*){_ZERO}\s*%?"
-    # A query's result: "gateway 502 on /chiller => 0", "sum(rate(…{code=\"503\"}[5m])) => 0"
+    # A query's result: "gateway 502 on /chiller => 0", "sum(rate(…{code=\"503\"}[5m])) => 0",
+    # "…{status=\"502\"}[15m])) => 0"
     rf"|\b{_NAME}(?:/{_NAME})*(?:\s+on\s+\S+)?\s*=>\s*{_ZERO}(?!\s*%?\s*[/.,\d])"
-    rf"|\bcode=~?\"?[1-5](?:\d\d|\.\.|xx)\"?[^\n=]{{0,40}}=>\s*{_ZERO}(?![/.,\d])"
+    rf"|\b(?:code|status(?:_code)?)=~?\"?[1-5](?:\d\d|\.\.|xx)\"?[^\n=]{{0,40}}=>\s*{_ZERO}(?![/.,\d])"
     # "408 0.00%", and a status class's bare count: "2xx 18,220 / 5xx 0"
     rf"|\b{_NAME}\s+{_ZERO}\s*%|\b[1-5]xx\s+{_ZERO}"
     # "422 rate last 1h: 0.02% (baseline)": a rate at its usual level is no failure either

@@ -30,7 +30,7 @@ from app.evidence.signals import (
     Observation,
     exception_kind_in,
 )
-from app.evidence.subject import foreign_systems, named_system
+from app.evidence.subject import foreign_systems, name_parts, named_system, system_names
 from app.evidence.wording import named_fields, said_words, words
 from app.rag.services import LARGER_SYSTEM
 from app.rag.signals import read_signals
@@ -60,6 +60,11 @@ def merged_signals(group: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
 def _doc_words(content: str) -> frozenset[str]:
     """A doc's words, read once per doc text (every incident compares with the same docs)."""
     return frozenset(words(content))
+
+
+def _asks_a_known_system(command: str, claimed: frozenset[str]) -> bool:
+    """Whether a pasted command names a system with a part of a family's service's name."""
+    return any(claimed & set(name_parts(n)) for n in system_names(command))
 
 
 class MatchContext:
@@ -126,10 +131,21 @@ class MatchContext:
         self.texts = texts = {i.id: i.text for i in observed.items}
         #: Every piece by its evidence id.
         self.by_id = {i.id: i for i in observed.items}
+        # A record that names no system is the system's its pasted command asked
+        # (``$ curl -v http://recommendation-service:8080/…``, then ``< HTTP/1.1 503``).
         self.foreign: dict[str, list[str]] = {
             record: names
             for record in observed.failing_records
-            if (names := foreign_systems(texts.get(record, ""), known, claimed))
+            if (
+                names := foreign_systems(texts.get(record, ""), known, claimed)
+                or (
+                    foreign_systems(observed.commands[record], known, claimed)
+                    if record in observed.commands
+                    and not system_names(texts[record])
+                    and not _asks_a_known_system(observed.commands[record], claimed)
+                    else []
+                )
+            )
         }
         # The kind of failure each exception seen says, by its name or its message: the same
         # for every candidate, so read once.

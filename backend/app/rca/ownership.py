@@ -26,8 +26,10 @@ from collections.abc import Sequence
 from app.evidence.patterns import normal_code, unique
 from app.evidence.services import GENERIC_NAME_PARTS, telling_parts
 from app.evidence.signals import (
+    CODE,
     CONDITION,
     EXCEPTION,
+    FIELD_CODE,
     FILE,
     MESSAGE,
     PATH,
@@ -146,12 +148,17 @@ def weigh_foreign_systems(
         ids = unique(i for h in own for i in records(h))
         if not all(systems_of(i) and not named(i) for i in ids):
             return
-    else:
-        statuses = [h for h in cand.confirmed if h.kind == STATUS and not h.weak and records(h)]
+    elif statuses := [h for h in cand.confirmed if h.kind == STATUS and not h.weak and records(h)]:
         ids = sorted(unique(i for h in statuses for i in records(h)), key=evidence_position)
-        if not ids or not foreign(ids[0]) or any(named(i) for i in ids):
+        if not foreign(ids[0]) or any(named(i) for i in ids):
             return
         ids = [i for i in ids if foreign(i)]
+    elif _by_field(cand) and failing and all(foreign(i) for i in failing):
+        # Only the ``error_code`` field (a triage bot's tag) and the prose name the family,
+        # and every record that fails is another system's: the field is the claim they overrule.
+        ids = sorted(failing, key=evidence_position)
+    else:
+        return
     systems = ", ".join(unique(n for i in ids for n in systems_of(i)))
     covered = all(i not in ctx.foreign for i in ids)
     cand.contradicted.append(
@@ -168,6 +175,11 @@ def weigh_foreign_systems(
             ),
         )
     )
+
+
+def _by_field(cand: Candidate) -> bool:
+    """Whether the ``error_code`` field names the family."""
+    return any(h.kind == CODE and FIELD_CODE in h.evidence_ids for h in cand.confirmed)
 
 
 #: A record that shows a service answering: a success status, "ok", "healthy", "telemetry
