@@ -485,3 +485,46 @@ def test_a_monitoring_tools_own_backend_down_is_no_familys_failure(chunks: Any) 
     inventory = by_code(diagnosis.candidates)["INV-503"]
     assert inventory.contradicted
     assert diagnosis.leading is None or diagnosis.leading.key != "INV-503"
+
+
+def test_the_earlier_mail_a_reply_quotes_is_not_the_report(chunks: Any) -> None:
+    incident = {
+        "service": "store-support",
+        "message": "Tills beep when we scan but no price comes up: 'Price lookup unavailable "
+        "(503)'. Stock on the handhelds is fine, so not the stock system like last month.\n\n"
+        "> On Fri, 11 Apr 2025 at 09:15, IT Service Desk wrote:\n"
+        "> the stock lookup outage (inventory service 503, connection pool exhausted) is "
+        "resolved.",
+    }
+    pairs = [("POS-503-PLU", 0.67), ("INV-503", 0.53)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-503-PLU"
+    inventory = by_code(diagnosis.candidates)["INV-503"]
+    assert "connection pool exhausted" not in {h.signal for h in inventory.confirmed}
+
+
+def test_a_timeline_that_ends_the_incident_leaves_what_happened_before_history(
+    chunks: Any,
+) -> None:
+    export = (
+        "#inc-card-502 export\n"
+        "11:02 ana: card auths at tills returning 502 since 10:40, cash OK\n"
+        "11:20 ana: acquirer confirmed an outage on their side\n"
+        "11:51 ana: all clear. Closing the incident, postmortem Thursday.\n"
+        "11:52 ben: store 9 taking cards normally"
+    )
+    incident = {"service": "pos-card-gateway", "message": export}
+    diagnosis = diagnose(
+        incident, docs(chunks, ("POS-502-CARD", 0.64)), retrieval_low_confidence=False
+    )
+    assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
+    # A handover whose open item is still failing is live.
+    handover = {
+        "service": "web-shop",
+        "message": "Night handover\n1) PLU 503 at store 112 - resolved 03:10. No action.\n"
+        "2) STILL OPEN: /checkout returns 500 for 'buy 0 get 1' baskets, ZeroDivisionError in "
+        "checkout_service.py calculate_discount. No fix yet.",
+    }
+    pairs = [("CO-500", 0.72), ("POS-503-PLU", 0.53)]
+    answered = diagnose(handover, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert answered.leading is not None and answered.leading.key == "CO-500"

@@ -299,7 +299,7 @@ NOW_RE = re.compile(
     r"|[45]\d\ds?)\b"
     r"|\bsince (?:around |about |approx\.? |~)?"
     r"(?:\d|then\b|(?:this|the) (?:morning|deploy|release|change|update))"
-    r"|\bat the moment\b|\bas we speak\b|\bongoing\b|\bbut now\b"
+    r"|\bat the moment\b|\bas we speak\b|\bongoing\b|\bbut now\b|\bstill open\b|\bno fix yet\b"
     r"|\bran over\b|\bkeeps? (?:failing|crashing|timing out|erroring)\b"
     r"|\b(?:has|have) been (?:down|failing|hanging|erroring|timing out|crashing|broken)\b"
     r"|\bfor the (?:last|past) (?:\d+|few|couple)\b",
@@ -338,6 +338,24 @@ _RESOLVED_LINE_RE = re.compile(
 )
 
 
+#: Where a reply quotes the earlier mail under it: "On Fri, 11 Apr 2025 at 09:15, IT Service
+#: Desk wrote:" (quoted with "> " or not), "-----Original Message-----".
+_REPLY_HEADER_RE = re.compile(
+    r"^[ \t>]*(?:On\b[^\n]{0,200}\bwrote:|-{2,}\s*Original Message\s*-{2,})[ \t]*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+
+
+def without_quoted_reply(text: str) -> str:
+    """``text`` without the earlier mail a reply quotes under it.
+
+    "Tills can't find prices … > On Fri, IT wrote: > the stock lookup outage (inventory
+    service 503) … is resolved": the quoted mail is last month's incident, not this report.
+    """
+    header = _REPLY_HEADER_RE.search(text)
+    return text[: header.start()].rstrip() if header and header.start() > 0 else text
+
+
 def says_not_live(text: str) -> bool:
     """Whether ``text`` frames what it tells as no live failure.
 
@@ -360,6 +378,12 @@ def says_not_live(text: str) -> bool:
     if not (settled or asking):
         return False
     told = _RESOLVED_LINE_RE.sub(" ", _WELL_CLAUSE_RE.sub(" ", spaced))
+    if settled:
+        # A timeline that ends the incident ("11:02 502s since 10:40 … 11:51 all clear,
+        # closing the incident"): what was happening before its last settling line is history.
+        last = max((m.start() for m in SETTLED_RE.finditer(told)), default=-1)
+        line_start = told.rfind("\n", 0, last) + 1 if last > 0 else 0
+        told = told[line_start:] if "\n" in told[:line_start] else told
     if NOW_RE.search(told):
         return False
     return settled or not PRESENT_FAILURE_RE.search(told)
