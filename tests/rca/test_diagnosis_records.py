@@ -528,3 +528,38 @@ def test_a_timeline_that_ends_the_incident_leaves_what_happened_before_history(
     pairs = [("CO-500", 0.72), ("POS-503-PLU", 0.53)]
     answered = diagnose(handover, docs(chunks, *pairs), retrieval_low_confidence=False)
     assert answered.leading is not None and answered.leading.key == "CO-500"
+
+
+def test_a_stack_frames_line_number_shows_no_service_working(chunks: Any) -> None:
+    incident = {
+        "service": "web-shop",
+        "message": "price-match promo went live and web shop checkout throws 500 on some baskets",
+        "logs": ["POST /checkout 500 basket=9912 promo=pricematch-0"],
+        "stack_trace": "Traceback (most recent call last):\n"
+        '  File "/app/checkout_service.py", line 212, in checkout\n'
+        "    total = apply_discount(basket, promo)\n"
+        '  File "/app/checkout_service.py", line 88, in apply_discount\n'
+        "    per_item = promo.amount / promo.divisor\n"
+        "ZeroDivisionError: division by zero",
+    }
+    retrieved = docs(chunks, ("CO-500", 0.8), ("POS-500-CHECKOUT", 0.61))
+    for doc in retrieved:
+        doc["why"] = {"service_match": LARGER_SYSTEM}
+    diagnosis = diagnose(incident, retrieved, retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "CO-500"
+    assert not diagnosis.leading.contradicted
+
+
+def test_a_record_from_a_named_staging_lab_is_no_production_failure(chunks: Any) -> None:
+    incident = {
+        "service": "noc",
+        "message": "Game day 14:00-15:00: we block the card gateway's route to the acquirer in "
+        "the staging lab and expect 502s. No action needed.",
+        "logs": [
+            "pos-card-gateway[staging-lab] ERROR 502 Bad Gateway: invalid response from upstream"
+        ],
+    }
+    diagnosis = diagnose(
+        incident, docs(chunks, ("POS-502-CARD", 0.72)), retrieval_low_confidence=False
+    )
+    assert diagnosis.abstained and diagnosis.reason == NOT_LIVE

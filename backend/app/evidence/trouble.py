@@ -389,12 +389,13 @@ def says_not_live(text: str) -> bool:
     return settled or not PRESENT_FAILURE_RE.search(told)
 
 
-#: A record from an environment that is not production (``[staging]``, ``env=staging``), or
+#: A record from an environment that is not production (``[staging]``, ``[staging-lab]``,
+#: ``env=staging``), or
 #: a sample of one (``example: ERROR pos-api PLU service unavailable``, an alert rule's
 #: ``rule: …`` expression).
 NOT_PRODUCTION_RE = re.compile(
     r"^\s*(?:example|sample)s?\b|^\s*(?:rule|expr)\s*:|^\s*(?:staging|stage|dev|qa|uat|sandbox)\b"
-    r"|\[(?:staging|stage|test|dev|qa|uat|sandbox)\]"
+    r"|\[(?:staging|stage|test|dev|qa|uat|sandbox)(?:[-_][\w-]+)?\]"
     r"|\b(?:env|environment)\s*[=:]\s*[\"']?(?:staging|stage|test|dev|qa|uat|sandbox)\b",
     re.IGNORECASE,
 )

@@ -36,6 +36,7 @@ from app.evidence.signals import (
     PHRASE,
     RECORD_SOURCES,
     SERVICE,
+    STACK,
     STATUS,
     EvidenceText,
 )
@@ -242,7 +243,11 @@ def weigh_shown_working(
         i.id
         for i in ctx.observed.items
         # Routine records count: "INFO plu-service GET /health 200" is what shows it working.
-        if i.source in RECORD_SOURCES and i.id not in failing and shows_working(i, names)
+        # A stack frame is code, never a service answering ("checkout_service.py, line 212").
+        if i.source in RECORD_SOURCES
+        and i.source != STACK
+        and i.id not in failing
+        and shows_working(i, names)
     ]
     if not working:
         return
