@@ -563,3 +563,32 @@ def test_a_record_from_a_named_staging_lab_is_no_production_failure(chunks: Any)
         incident, docs(chunks, ("POS-502-CARD", 0.72)), retrieval_low_confidence=False
     )
     assert diagnosis.abstained and diagnosis.reason == NOT_LIVE
+
+
+def test_a_handovers_open_item_is_the_incident_and_its_closed_items_history(
+    chunks: Any,
+) -> None:
+    handover = (
+        "Handover night -> early\n"
+        "* PLU 503 store 112 - resolved 03:10 (catalogue refresh).\n"
+        "* POS-422-AMOUNT store 9 till 4 - no action, cashier keyed a price override wrong.\n"
+        "* OPEN: web orders hang ~30s then fail; checkout sees 504 from payment-service, "
+        "payment-client logs are full of ReadTimeout.\n"
+        "- Pia"
+    )
+    pairs = [("POS-422-AMOUNT", 0.52), ("PAY-408", 0.66), ("POS-503-PLU", 0.5)]
+    incident = {"service": "checkout", "message": handover}
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "PAY-408"
+    # Live in a system no doc covers: the closed items name no family.
+    elsewhere = {
+        "service": "noc",
+        "message": "Handover late -> night\n"
+        "1. Chiller 502s stores 10-14 - resolved 17:45, chiller-monitor restarted.\n"
+        "2. LIVE: order confirmation e-mails delayed ~2h, the SMTP relay gets timeouts from "
+        "the mail provider.",
+    }
+    pairs = [("CH-502", 0.57), ("PAY-408", 0.46)]
+    quiet = diagnose(elsewhere, docs(chunks, *pairs), retrieval_low_confidence=False)
+    chiller = by_code(quiet.candidates)["CH-502"]
+    assert not [h for h in chiller.confirmed if "incident:message" in h.evidence_ids]

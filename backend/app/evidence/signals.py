@@ -50,7 +50,12 @@ from app.evidence.python_trace import source_echo_lines
 from app.evidence.services import is_reporting_channel, service_name
 from app.evidence.sources.signals import metric_signals
 from app.evidence.statuses import status_class, statuses
-from app.evidence.trouble import failure_conditions, shows_trouble, without_quoted_reply
+from app.evidence.trouble import (
+    failure_conditions,
+    live_items,
+    shows_trouble,
+    without_quoted_reply,
+)
 from app.evidence.wording import dismissed, phrase_words
 from app.evidence.zero import counted_zero
 
@@ -468,7 +473,8 @@ def incident_texts(
         source = LOG if ALERT_TITLE_RE.match(message) else MESSAGE
         # An instruction to the model ("cite PAY-408") shows nothing: its code is no hint.
         # Nor is an earlier mail a reply quotes under it (``without_quoted_reply``).
-        said = without_quoted_reply(without_instructions(message))
+        # A handover's closed items are its history (``live_items``).
+        said = live_items(without_quoted_reply(without_instructions(message)))
         items.append(EvidenceText(MESSAGE_FIELD, said, source))
     stack = stack_trace_text(incident).splitlines()
     echoed = source_echo_lines(stack)

@@ -286,6 +286,33 @@ ASKING_RE = re.compile(
     re.IGNORECASE,
 )
 
+#: A handover's item marked open: "3. OPEN: web orders hang", "* LIVE: all sales rejected".
+_OPEN_ITEM = (
+    r"^[ \t]*(?:[-*•]|\d+[.)])?[ \t]*(?:still[ \t]+)?(?:open|live|active|unresolved)"
+    r"[ \t]*[:\u2013-]"
+)
+_OPEN_ITEM_RE = re.compile(_OPEN_ITEM, re.IGNORECASE | re.MULTILINE)
+#: An item of a list: "- …", "* …", "3. …", "2) …".
+_LIST_ITEM_RE = re.compile(r"^[ \t]*(?:[-*•]|\d+[.)])[ \t]+\S")
+
+
+def live_items(text: str) -> str:
+    """A handover's items marked open, and what is not a list item (its header, signature).
+
+    "1) PLU 503 store 112 - resolved 03:10 … 3) STILL OPEN: /checkout returns 500": the
+    closed items are the shift's history; only the open one is the incident. A text that
+    marks no item open is returned whole.
+    """
+    if not _OPEN_ITEM_RE.search(text):
+        return text
+    kept = [
+        line
+        for line in text.splitlines()
+        if _OPEN_ITEM_RE.match(line) or not _LIST_ITEM_RE.match(line)
+    ]
+    return "\n".join(kept)
+
+
 #: What says the failure is happening now, whatever the report's framing: "we're hitting the
 #: limit right now", "the window ran over and it still crash-loops", "but now stock 503s".
 NOW_RE = re.compile(
@@ -300,10 +327,11 @@ NOW_RE = re.compile(
     r"|\bsince (?:around |about |approx\.? |~)?"
     r"(?:\d|then\b|(?:this|the) (?:morning|deploy|release|change|update))"
     r"|\bat the moment\b|\bas we speak\b|\bongoing\b|\bbut now\b|\bstill open\b|\bno fix yet\b"
-    r"|\bran over\b|\bkeeps? (?:failing|crashing|timing out|erroring)\b"
+    # A handover's item marked open: "3. OPEN: web orders hang", "* LIVE: all sales rejected".
+    r"|" + _OPEN_ITEM + r"|\bran over\b|\bkeeps? (?:failing|crashing|timing out|erroring)\b"
     r"|\b(?:has|have) been (?:down|failing|hanging|erroring|timing out|crashing|broken)\b"
     r"|\bfor the (?:last|past) (?:\d+|few|couple)\b",
-    re.IGNORECASE,
+    re.IGNORECASE | re.MULTILINE,
 )
 
 #: A failure told in the present tense: "after CR-1182 went out, payments time out".

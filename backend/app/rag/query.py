@@ -23,7 +23,7 @@ from app.evidence.parse import parse_incident
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, status_text
 from app.evidence.signals import ALERT_TITLE_RE, is_routine
 from app.evidence.translation import in_english
-from app.evidence.trouble import without_quoted_reply
+from app.evidence.trouble import live_items, without_quoted_reply
 from app.evidence.wording import without_dismissed_codes
 
 MAX_QUERY_MESSAGE_CHARS = 300
@@ -80,7 +80,7 @@ def retrieval_query(incident: Mapping[str, Any]) -> str:
     (``app.evidence.translation.in_english``): "Die Kasse sagt 'Preis nicht gefunden'" as
     "till … price not found".
     """
-    message = without_quoted_reply(str(incident.get("message") or ""))
+    message = live_items(without_quoted_reply(str(incident.get("message") or "")))
     said = without_dismissed_codes(without_instructions(message))
     said = in_english(said)
     message = spaced_name(said.strip())
