@@ -18,6 +18,8 @@ from app.rag.services import MATCH, ServiceCatalogue, service_match
         ("Pos-API-7d9f8c6b5d-qwert", "pos-api"),
         ("redis-0", "redis"),
         ("plu-service-canary", "plu-service"),
+        ("plu-service-canary-7d9f", "plu-service"),
+        ("inventory-service-blue-abcd", "inventory-service-blue-abcd"),
         ("checkout_green", "checkout"),
         # However people write one name.
         ("Inventory Service", "inventory-service"),

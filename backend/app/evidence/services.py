@@ -45,8 +45,11 @@ _ORDINAL = re.compile(r"-\d{1,3}$")
 #: "InventoryService" are all ``inventory-service``.
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATOR = re.compile(r"[\s_]+")
-#: Rollout tracks that run the same service side by side.
-_TRACK = re.compile(r"[-_.](?:canary|stable|primary|baseline|blue|green|preview)$")
+#: Rollout tracks that run the same service side by side, with a pod's hash or not
+#: (``plu-service-canary-7d9f``).
+_TRACK = re.compile(
+    r"[-_.](?:canary|stable|primary|baseline|blue|green|preview)(?:-(?=[a-z]*\d)[a-z0-9]{4,10})?$"
+)
 #: What an instance or a deployment adds behind a service's name, cut in this order.
 _INSTANCE_SUFFIXES = (_POD_SUFFIX, _ORDINAL, _TRACK, _ENVIRONMENT, _REGION)
 
@@ -55,7 +58,8 @@ def service_name(raw: object) -> str | None:
     """The service a (possibly instance-qualified) name belongs to, lower-cased; None if blank.
 
     Examples: ``Inventory-Service-5f7c9d8b4-x2k9q`` → ``inventory-service``; ``redis-0`` →
-    ``redis``; ``plu-service-canary`` → ``plu-service``; ``pos-api`` stays ``pos-api``;
+    ``redis``; ``plu-service-canary`` and ``plu-service-canary-7d9f`` → ``plu-service``;
+    ``pos-api`` stays ``pos-api``;
     ``Inventory Service``, ``inventory_service`` and ``InventoryService`` → ``inventory-service``.
     """
     written = str(raw or "").strip()
