@@ -374,6 +374,7 @@ def test_the_site_served_and_the_workload_name_the_system() -> None:
         ("store 0233: 12 failed authorisations in 1h", True),
         # A comparison with the baseline shows the spike; back at it, nothing fails.
         ("checkout 5xx rate 40% (baseline 0.1%)", True),
+        ("payment-service 408/504 rate 0.02% (baseline 0.02%)", False),
         ("payment errors rate back to baseline", False),
         ("CPU usage > 90%. No error-rate or latency monitor is firing.", False),
         ("no tills are down but the PLU alert is firing", True),

@@ -4,7 +4,8 @@ Dashboards, weekly reports and health summaries name the failures they did *not*
 ZeroDivisionError in checkout logs last 24h", "payments: 503=0, 504: 0", "inventory API 503
 count 0", "2xx 18,220 / 5xx 0"; nor is one counted at its usual level ("422 rate 0.02%
 (baseline)"). Read as observations, every such line confirms the family it
-names, and its failure words make it a failing record. ``ZERO_COUNT_RE`` finds those counts;
+names, and its failure words make it a failing record. ``ZERO_COUNT_RE`` finds those counts
+(and a measure beside an equal baseline, "0.02% (baseline 0.02%)");
 a value is left out where every place a piece of evidence writes it is inside one, and the
 counts are left out before a text is read for trouble (``app.evidence.trouble``).
 """
@@ -45,6 +46,26 @@ ZERO_COUNT_RE = re.compile(
 )
 
 
+#: A measure written beside its usual level: "408/504 rate 0.02% (baseline 0.02%)". At most
+#: half as much again is that level; "5xx rate 40% (baseline 0.1%)" is the spike.
+_BESIDE_BASELINE_RE = re.compile(
+    rf"\b{_NAME}(?:/{_NAME})*\s+(?:{_COUNT_LABEL}\s+)?(?P<now>\d+(?:\.\d+)?)\s*%?\s*"
+    r"\(\s*baseline\s*[:=~]?\s*(?P<usual>\d+(?:\.\d+)?)\s*%?\s*\)",
+    re.IGNORECASE,
+)
+_USUAL_MARGIN = 1.5
+
+
+def _quiet_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` counts a signal zero or writes it at its usual level."""
+    spans = [(m.start(), m.end()) for m in ZERO_COUNT_RE.finditer(text)]
+    return spans + [
+        (m.start(), m.end())
+        for m in _BESIDE_BASELINE_RE.finditer(text)
+        if float(m["now"]) <= _USUAL_MARGIN * float(m["usual"])
+    ]
+
+
 def counted_zero(text: str, value: str) -> bool:
     """Whether every place ``text`` writes ``value`` is inside a count of zero.
 
@@ -57,13 +78,19 @@ def counted_zero(text: str, value: str) -> bool:
     ]
     if not places:
         return False
-    counts = [(m.start(), m.end()) for m in ZERO_COUNT_RE.finditer(text)]
+    counts = _quiet_spans(text)
     return all(any(s <= start and end <= e for s, e in counts) for start, end in places)
 
 
 def without_zero_counts(text: str) -> str:
-    """``text`` with its counts of zero blanked out."""
-    return ZERO_COUNT_RE.sub(" ", text)
+    """``text`` with its counts of zero and its measures at their usual level blanked out."""
+    kept: list[str] = []
+    at = 0
+    for start, end in sorted(_quiet_spans(text)):
+        if start >= at:
+            kept += [text[at:start], " "]
+        at = max(at, end)
+    return "".join([*kept, text[at:]])
 
 
 def _glued(text: str, start: int, end: int) -> bool:
