@@ -289,7 +289,7 @@ ASKING_RE = re.compile(
 #: A handover's item marked open: "3. OPEN: web orders hang", "* LIVE: all sales rejected".
 _OPEN_ITEM = (
     r"^[ \t]*(?:[-*•]|\d+[.)])?[ \t]*(?:still[ \t]+)?(?:open|live|active|unresolved)"
-    r"[ \t]*[:\u2013-]"
+    r"(?:[ \t]*:|[ \t]+[\u2013-][ \t])"
 )
 _OPEN_ITEM_RE = re.compile(_OPEN_ITEM, re.IGNORECASE | re.MULTILINE)
 #: An item of a list: "- …", "* …", "3. …", "2) …".
@@ -409,9 +409,8 @@ def says_not_live(text: str) -> bool:
     if settled:
         # A timeline that ends the incident ("11:02 502s since 10:40 … 11:51 all clear,
         # closing the incident"): what was happening before its last settling line is history.
-        last = max((m.start() for m in SETTLED_RE.finditer(told)), default=-1)
-        line_start = told.rfind("\n", 0, last) + 1 if last > 0 else 0
-        told = told[line_start:] if "\n" in told[:line_start] else told
+        last = max((m.start() for m in SETTLED_RE.finditer(told)), default=0)
+        told = told[told.rfind("\n", 0, last) + 1 :]
     if NOW_RE.search(told):
         return False
     return settled or not PRESENT_FAILURE_RE.search(told)
