@@ -168,11 +168,6 @@ OTHER_CAPABILITIES = frozenset(
     "affiliate energy meter meters metering receipt receipts ereceipt".split()
 )
 
-#: Tools that watch the estate, failing themselves in a record's host or service
-#: (``grafana_backend/grafana-1 is DOWN``); in prose they are where a report came from
-#: ("Sentry: checkout 500s"), so ``named_system`` does not read them.
-MONITORING_TOOLS = frozenset("grafana kibana graylog nagios zabbix".split())
-
 #: A system's name as a record writes it: a host or a service, lower-case parts joined by ``-``
 #: or ``.`` (a Java class, ``com.retail.pos.loyalty.LoyaltyCard``, is code and never matches).
 _SYSTEM_NAME_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+(?![\w.-])")
@@ -231,6 +226,8 @@ def foreign_systems(
     Returns:
         The names in text order (``api.taxwise-vat.example``, ``loyalty-service``).
     """
+    # A monitoring tool's own host or service failing is that tool (``grafana_backend/grafana-1
+    # is DOWN``), not the family whose failure it usually shows.
     capabilities = (OTHER_CAPABILITIES | THIRD_PARTY_SYSTEMS | MONITORING_TOOLS) - known
     found: list[str] = []
     for name in system_names(text):
