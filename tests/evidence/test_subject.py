@@ -18,6 +18,8 @@ from app.evidence.subject import named_system
         ("Grafana behind nginx: 502 Bad Gateway, upstream prematurely closed", "grafana"),
         ("Grafana is down for everyone", "grafana"),
         ("Kibana returns 503 since the upgrade", "kibana"),
+        ("Prometheus is down, no scrapes since 10:00", "prometheus"),
+        ("Datadog agent crash-looping on the POS hosts", "datadog"),
         ("Grafana: chiller temperatures flat since 03:00", None),
         ("Grafana dashboard for the fridges is empty", None),
         ("Prometheus alert: InventoryServiceDown", None),
