@@ -78,11 +78,11 @@ def retrieval_query(incident: Mapping[str, Any]) -> str:
     event or message (an alert's name as the whole text) is searched as words (``spaced_name``).
     A store's report in its own language is searched in the docs' English words
     (``app.evidence.translation.in_english``): "Die Kasse sagt 'Preis nicht gefunden'" as
-    "till … price not found".
+    "till … price not found". Neither the earlier mail a reply quotes nor a handover's closed
+    items are searched (``app.evidence.trouble``): they are history.
     """
-    message = live_items(without_quoted_reply(str(incident.get("message") or "")))
-    said = without_dismissed_codes(without_instructions(message))
-    said = in_english(said)
+    said = live_items(without_quoted_reply(str(incident.get("message") or "")))
+    said = in_english(without_dismissed_codes(without_instructions(said)))
     message = spaced_name(said.strip())
     event = spaced_name(str(incident.get("event") or "").strip())
     parts = (incident.get("error_code"), event, " ".join(message.split()))

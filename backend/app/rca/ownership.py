@@ -8,8 +8,9 @@ each appending a contradiction to the candidate:
   (``DailyZReportJob`` in the POS backend) is not the family's (``weigh_code_location``);
 - another system's record: where the family's own failure (an exception, a condition, else a
   status) shows only in records naming a system whose name says a capability no doc covers
-  (``api.taxwise-vat.example``, ``loyalty-service``) and none of the family's services, the
-  failure is that system's (``weigh_foreign_systems``);
+  (``api.taxwise-vat.example``, ``loyalty-service``) or another family's service, and none of
+  the family's services, the failure is that system's (``weigh_foreign_systems``); a record
+  naming no system is the system its pasted command asked (``IncidentSignals.commands``);
 - the family shown working: a record shows the family's own service answering
   ("plu-service GET /health 200", ``up{job="chiller-monitor"}=1``) while every failing record
   that names a system names one no doc knows (``label-print-hub``, ``giftcard-svc``) and none
@@ -114,7 +115,9 @@ def weigh_foreign_systems(
 
     Another family's service counts too, for the family's own failure: "pod/plu-service-84b6c7
     Readiness probe failed … connection refused" is the PLU service refusing, not the
-    inventory family's "Connection refused", unless it calls or neighbours the family.
+    inventory family's "Connection refused", unless it calls or neighbours the family. A family
+    only the ``error_code`` field and the prose name, where every failing record is another
+    system's (a triage bot's POS-502-CARD over a payroll API's 502s), is contradicted too.
     """
     failing = ctx.observed.failing_records
     # Only a full service name: "plu" alone is the field a sale line lacks, not the service.
