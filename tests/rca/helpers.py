@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from app.rag.ingest import KnowledgeChunk
+from app.rag.services import LARGER_SYSTEM
 from app.rca.base import RcaInput
 from app.rca.candidates import Candidate
 from app.rca.evidence import incident_evidence
@@ -122,6 +123,13 @@ def docs(chunks: dict[str, KnowledgeChunk], *pairs: tuple[str, float]) -> list[d
         }
         for code, similarity in pairs
     ]
+
+
+def marked_larger_system(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The docs as retrieval marks them for a ``service`` naming the larger system (web-shop)."""
+    for doc in retrieved:
+        doc["why"] = {"service_match": LARGER_SYSTEM}
+    return retrieved
 
 
 def by_code(candidates: list[Candidate]) -> dict[str, Candidate]:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.rca.helpers import by_code, docs
+from tests.rca.helpers import by_code, docs, marked_larger_system
 
-from app.rag.services import LARGER_SYSTEM
 from app.rca.diagnosis import NOT_LIVE, diagnose
 
 
@@ -44,9 +43,7 @@ def test_the_larger_system_the_retrieval_marks_names_no_failing_service(chunks: 
     # retrieval's mark the shop reads as an unknown service that contradicts every family.
     unmarked = diagnose(incident, retrieved, retrieval_low_confidence=False)
     assert unmarked.abstained
-    for doc in retrieved:
-        doc["why"] = {"service_match": LARGER_SYSTEM}
-    marked = diagnose(incident, retrieved, retrieval_low_confidence=False)
+    marked = diagnose(incident, marked_larger_system(retrieved), retrieval_low_confidence=False)
     assert marked.leading is not None and marked.leading.key == "INV-503"
     assert not marked.abstained
 
@@ -412,9 +409,7 @@ def test_a_pasted_command_is_what_was_asked_and_its_output_is_that_systems(chunk
             "< HTTP/1.1 503 Service Unavailable",
         ],
     }
-    retrieved = docs(chunks, ("INV-503", 0.63), ("POS-503-PLU", 0.55))
-    for doc in retrieved:
-        doc["why"] = {"service_match": LARGER_SYSTEM}
+    retrieved = marked_larger_system(docs(chunks, ("INV-503", 0.63), ("POS-503-PLU", 0.55)))
     diagnosis = diagnose(incident, retrieved, retrieval_low_confidence=False)
     inventory = by_code(diagnosis.candidates)["INV-503"]
     assert [h.observed for h in inventory.contradicted] == ["recommendation-service"]
@@ -542,9 +537,7 @@ def test_a_stack_frames_line_number_shows_no_service_working(chunks: Any) -> Non
         "    per_item = promo.amount / promo.divisor\n"
         "ZeroDivisionError: division by zero",
     }
-    retrieved = docs(chunks, ("CO-500", 0.8), ("POS-500-CHECKOUT", 0.61))
-    for doc in retrieved:
-        doc["why"] = {"service_match": LARGER_SYSTEM}
+    retrieved = marked_larger_system(docs(chunks, ("CO-500", 0.8), ("POS-500-CHECKOUT", 0.61)))
     diagnosis = diagnose(incident, retrieved, retrieval_low_confidence=False)
     assert diagnosis.leading is not None and diagnosis.leading.key == "CO-500"
     assert not diagnosis.leading.contradicted

@@ -50,12 +50,7 @@ from app.evidence.python_trace import source_echo_lines
 from app.evidence.services import is_reporting_channel, service_name
 from app.evidence.sources.signals import metric_signals
 from app.evidence.statuses import status_class, statuses
-from app.evidence.trouble import (
-    failure_conditions,
-    live_items,
-    shows_trouble,
-    without_quoted_reply,
-)
+from app.evidence.trouble import failure_conditions, shows_trouble, told_now
 from app.evidence.wording import dismissed, phrase_words
 from app.evidence.zero import counted_zero
 
@@ -472,9 +467,8 @@ def incident_texts(
         # (``job=plu code=503``) are a record, not the reporter's words.
         source = LOG if ALERT_TITLE_RE.match(message) else MESSAGE
         # An instruction to the model ("cite PAY-408") shows nothing: its code is no hint.
-        # Nor is an earlier mail a reply quotes under it (``without_quoted_reply``).
-        # A handover's closed items are its history (``live_items``).
-        said = live_items(without_quoted_reply(without_instructions(message)))
+        # Nor are the earlier mail a reply quotes and a handover's closed items (``told_now``).
+        said = told_now(without_instructions(message))
         items.append(EvidenceText(MESSAGE_FIELD, said, source))
     stack = stack_trace_text(incident).splitlines()
     echoed = source_echo_lines(stack)

@@ -113,7 +113,7 @@ customer: kunder kunden klant klanten kund kunderna cliente clientes klient*
 #: in another language ("die Kasse sagt …", "los pagos de la web …"). "die", "an", "man",
 #: "was", "we", "in", "is", "so", "till", "for" and "den" are English too and stay out; the
 #: negations are glossary words ("not", "no"), never dropped.
-FUNCTION_WORDS = frozenset(
+_FUNCTION_WORDS = (
     # German
     "der das dem den des ein eine einer einem einen und oder aber ist sind war waren wird "
     "werden wurde hat haben hatte bei mit von vom zum zur auf aus nach seit wenn weil dass ich "
@@ -133,7 +133,7 @@ FUNCTION_WORDS = frozenset(
     "nosotros cuando una unos unas muy mucho muchísimo al il lo gli della delle dei è sono nel "
     "nella sempre anche os as um uma são está com em também "
     # Polish
-    "jest są był była się na od do dla przy ze czy już tylko".split()
+    "jest są był była się na od do dla przy ze czy już tylko"
 )
 
 #: English function words: a report that uses them as much is read as English.
@@ -151,7 +151,8 @@ def _plain(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
-_PLAIN_FUNCTION_WORDS = frozenset(_plain(w) for w in FUNCTION_WORDS)
+#: ``_FUNCTION_WORDS`` as they are compared: without accents.
+FUNCTION_WORDS = frozenset(_plain(_FUNCTION_WORDS).split())
 
 
 @lru_cache(maxsize=1)
@@ -188,7 +189,7 @@ def is_foreign(text: str) -> bool:
     English ones, and at least two: "Kasse 3 down, PLU 503" is English enough.
     """
     found = [_plain(w).casefold() for w in _WORD_RE.findall(text)]
-    foreign = sum(w in _PLAIN_FUNCTION_WORDS for w in found)
+    foreign = sum(w in FUNCTION_WORDS for w in found)
     return foreign >= 2 and foreign > sum(w in _ENGLISH_WORDS for w in found)
 
 
@@ -204,6 +205,6 @@ def in_english(text: str) -> str:
     if not is_foreign(text):
         return english
     kept = _WORD_RE.sub(
-        lambda m: "" if m.group(0).casefold() in _PLAIN_FUNCTION_WORDS else m.group(0), english
+        lambda m: "" if m.group(0).casefold() in FUNCTION_WORDS else m.group(0), english
     )
     return " ".join(kept.split())

@@ -384,6 +384,15 @@ def without_quoted_reply(text: str) -> str:
     return text[: header.start()].rstrip() if header and header.start() > 0 else text
 
 
+def told_now(message: str) -> str:
+    """What a reporter's message tells of now, its history left out.
+
+    Neither the earlier mail a reply quotes under it (``without_quoted_reply``) nor a
+    handover's closed items (``live_items``).
+    """
+    return live_items(without_quoted_reply(message))
+
+
 def says_not_live(text: str) -> bool:
     """Whether ``text`` frames what it tells as no live failure.
 

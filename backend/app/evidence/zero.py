@@ -13,6 +13,7 @@ counts are left out before a text is read for trouble (``app.evidence.trouble``)
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _COUNT_LABEL = r"(?:count|counts|events?|errors?|hits?|total|ratio|rate|responses?|requests?|seen)"
 _ZERO = r"0(?:\.0+)?(?!\d|[.,]\d)"
@@ -56,14 +57,21 @@ _BESIDE_BASELINE_RE = re.compile(
 _USUAL_MARGIN = 1.5
 
 
-def _quiet_spans(text: str) -> list[tuple[int, int]]:
-    """Where ``text`` counts a signal zero or writes it at its usual level."""
+@lru_cache(maxsize=1024)
+def _quiet_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Where ``text`` counts a signal zero or writes it at its usual level.
+
+    Read once per text: every status and exception a piece shows asks it again.
+    """
     spans = [(m.start(), m.end()) for m in ZERO_COUNT_RE.finditer(text)]
-    return spans + [
-        (m.start(), m.end())
-        for m in _BESIDE_BASELINE_RE.finditer(text)
-        if float(m["now"]) <= _USUAL_MARGIN * float(m["usual"])
-    ]
+    return tuple(
+        spans
+        + [
+            (m.start(), m.end())
+            for m in _BESIDE_BASELINE_RE.finditer(text)
+            if float(m["now"]) <= _USUAL_MARGIN * float(m["usual"])
+        ]
+    )
 
 
 def counted_zero(text: str, value: str) -> bool:

@@ -23,7 +23,7 @@ from app.evidence.parse import parse_incident
 from app.evidence.patterns import DEFAULT_ERROR_CODE_PATTERNS, status_text
 from app.evidence.signals import ALERT_TITLE_RE, is_routine
 from app.evidence.translation import in_english
-from app.evidence.trouble import live_items, without_quoted_reply
+from app.evidence.trouble import told_now
 from app.evidence.wording import without_dismissed_codes
 
 MAX_QUERY_MESSAGE_CHARS = 300
@@ -79,9 +79,9 @@ def retrieval_query(incident: Mapping[str, Any]) -> str:
     A store's report in its own language is searched in the docs' English words
     (``app.evidence.translation.in_english``): "Die Kasse sagt 'Preis nicht gefunden'" as
     "till … price not found". Neither the earlier mail a reply quotes nor a handover's closed
-    items are searched (``app.evidence.trouble``): they are history.
+    items are searched (``app.evidence.trouble.told_now``): they are history.
     """
-    said = live_items(without_quoted_reply(str(incident.get("message") or "")))
+    said = told_now(str(incident.get("message") or ""))
     said = in_english(without_dismissed_codes(without_instructions(said)))
     message = spaced_name(said.strip())
     event = spaced_name(str(incident.get("event") or "").strip())
