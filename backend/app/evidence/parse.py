@@ -131,23 +131,28 @@ def _carries(parsed: ParsedEvidence) -> bool:
 def _pick_causal(facts: Sequence[RecordFacts]) -> RecordFacts | None:
     """The first causal record: errors carrying evidence, then errors, then warnings, ….
 
-    Of the records at one level, one naming an exception or an error code comes first, then
+    A warning carrying no evidence comes after unlevelled records that carry some. Of the
+    records at one level, one naming an exception or an error code comes first, then
     one with a server error status, then any status: in a busy log an ``ERROR search-api …
     query parse error -> 400`` a user caused comes before the checkout's ``ZeroDivisionError``,
     which is what failed.
     """
-    for level in (Level.ERROR, Level.WARN, Level.NONE):
+
+    def tiers(level: Level) -> list[list[RecordFacts]]:
         same = [f for f in facts if f.level is level]
-        tiers = (
+        return [
             [f for f in same if f.exception_type or f.codes],
             [f for f in same if any(s >= 500 for s in f.statuses)],
             [f for f in same if f.carries_error],
             same,
-        )
-        for candidate in (f for tier in tiers for f in tier):
-            return candidate
-    carrying = [f for f in facts if f.carries_error]
-    return carrying[0] if carrying else (facts[0] if facts else None)
+        ]
+
+    error, warn, unlevelled = tiers(Level.ERROR), tiers(Level.WARN), tiers(Level.NONE)
+    # A warning that names nothing ("upstream response is buffered to a temporary file")
+    # comes after an unlevelled record that does ("POST /api/chiller/v1/readings 502").
+    order = [*error, *warn[:3], *unlevelled[:3], warn[3], unlevelled[3]]
+    order.append([f for f in facts if f.carries_error])  # routine records, last
+    return next((f for tier in order for f in tier), facts[0] if facts else None)
 
 
 def _ordered(facts: Sequence[RecordFacts], causal: RecordFacts | None) -> list[RecordFacts]:

@@ -81,7 +81,8 @@ _STATUS_RES = (
     re.compile(rf"\b(?P<code>[1-5]\d\d)\s+(?:{_STATUS_PHRASES})\b", re.IGNORECASE),
     # The phrase, then the code in brackets: "PLU service unavailable (503)".
     re.compile(rf"\b(?:{_STATUS_PHRASES})\s*[(\[](?P<code>[1-5]\d\d)[)\]]", re.IGNORECASE),
-    re.compile(r"\b(?P<code>[45]\d\d)\s+(?:for|from|on|errors?|responses?)\b"),
+    # A status's measure names it too: "502 rate 31%", "503 count 112".
+    re.compile(r"\b(?P<code>[45]\d\d)\s+(?:for|from|on|errors?|responses?|rate|ratio|count)\b"),
     # The same in the other languages reports arrive in ("503 från PLU-tjänsten", "503-Fehler",
     # "503 du service"); short words that are also other things ("da", "no", "en") are left out.
     re.compile(
@@ -220,6 +221,19 @@ def is_record_start(line: str) -> bool:
 def normal_code(code: str | None) -> str:
     """Upper-case without separators, so ``pay 408`` equals ``PAY-408``."""
     return "".join(ch for ch in (code or "").upper() if ch.isalnum())
+
+
+@lru_cache(maxsize=64)
+def written_code_re(code: str) -> re.Pattern[str]:
+    """How a reporter may type a known ``code`` in prose: ``co500``, ``CO_500``, ``pos 503 plu``.
+
+    Every part in order, joined by a dash, an underscore, a space or nothing, in any case; not
+    inside a longer word or number.
+    """
+    parts = [re.escape(p) for p in re.split(r"[-_\s]+", code.strip()) if p]
+    return re.compile(
+        r"(?<![A-Za-z0-9])" + r"[-_ ]?".join(parts) + r"s?(?![A-Za-z0-9])", re.IGNORECASE
+    )
 
 
 def unique(items: Iterable[_T]) -> list[_T]:

@@ -155,8 +155,9 @@ def exception_kind_in(text: str, name: str) -> str | None:
 
 
 _CODE_CONTEXT_WORDS = frozenset({"code", "error", "err", "errcode", "error_code", "reason"})
-#: A code written as the ``error_code`` label (``labels: … error_code=PAY-408 …``).
-_LABEL_ECHO_RE = re.compile(r"\berror_code=", re.IGNORECASE)
+#: A code written as the ``error_code`` label (``labels: … error_code=PAY-408 …``), or a
+#: triage bot logging the tag it applied (``"msg":"auto-tag applied" … "tag":"POS-422-AMOUNT"``).
+_LABEL_ECHO_RE = re.compile(r"\berror_code=|\b(?:auto-?)?tag(?:ged|s)?\b|\btriage\b", re.IGNORECASE)
 
 
 def in_code_position(text: str, code: str) -> bool:
@@ -213,11 +214,29 @@ _HOST_FIELD_RE = re.compile(
 _WORKLOAD_LABEL_RE = re.compile(
     r"\b(?:container|deployment|app|app_kubernetes_io_name)=(?P<name>[a-z][a-z0-9-]*)"
 )
+#: Labels that name the workload only where none of those does: a scrape job, a pod.
+_JOB_OR_POD_LABEL_RE = re.compile(r"\b(?:job|pod)=(?P<name>[a-z][a-z0-9-]*)")
+#: A scrape job that is the monitoring's own exporter, not the workload the alert is about
+#: (``job=kube-state-metrics`` on a ``KubePodCrashLooping`` for ``container=recommender``).
+_EXPORTER_RE = re.compile(r"metrics|exporter|prometheus|blackbox")
 
 
 def workload_names(text: str) -> list[str]:
     """The workloads a record names as alerts and Kubernetes label them (``container=…``)."""
     return unique(m.group("name") for m in _WORKLOAD_LABEL_RE.finditer(text))
+
+
+def job_or_pod_names(text: str) -> list[str]:
+    """The services a record's scrape ``job`` and ``pod`` labels name, exporters aside.
+
+    Read only where no record names a workload: ``pod=hr-timeclock-8b6c7d5f9-wq2zr`` is
+    ``hr-timeclock``; ``job=kube-state-metrics`` is the monitoring's own exporter.
+    """
+    return unique(
+        name
+        for m in _JOB_OR_POD_LABEL_RE.finditer(text)
+        if not _EXPORTER_RE.search(m.group("name")) and (name := service_name(m.group("name")))
+    )
 
 
 def site_hosts(text: str) -> list[str]:
@@ -548,8 +567,8 @@ def observe_incident(
             continue
         codes = find_error_codes(item.text, patterns)
         if item.source == LOG and _LABEL_ECHO_RE.search(item.text):
-            # The alert's labels rendered as a log line repeat the ``error_code`` field: the
-            # same claim, not a second record of it.
+            # The alert's labels rendered as a log line, or the bot that set the tag, repeat
+            # the ``error_code`` field: the same claim, not a second record of it.
             codes = [c for c in codes if normal_code(c) != field_code]
         if item.source in (LOG, COLLECTED):
             # A code a log line merely mentions in prose ("looks like CO-500") is a hint.
@@ -599,7 +618,9 @@ def observe_incident(
             if i.id in with_status and (name := service_name(serving_service(i.text)))
         )
         inferred = failing[0] if len(failing) == 1 else None
-    workloads = unique(n for i in records for n in workload_names(i.text))
+    workloads = unique(n for i in records for n in workload_names(i.text)) or unique(
+        n for i in records for n in job_or_pod_names(i.text)
+    )
     sites = unique(h for i in records for h in site_hosts(i.text))
     return IncidentSignals(
         items=items,

@@ -103,12 +103,15 @@ def _channel_header(message: str) -> str | None:
     return header["tool"].lower() if header else None
 
 
-def _names_the_channel(words: list[str], at: int) -> bool:
-    """Whether ``words[at]`` is a tool the report came through, named before its ticket."""
-    if words[at] not in REPORTING_TOOLS or at + 1 >= len(words):
+def _names_the_channel(words: list[str], at: int, ended_by: str | None) -> bool:
+    """Whether ``words[at]`` is a tool the report came through, named before its ticket.
+
+    The ticket's number ends the phrase ("Zendesk #771204 - Store 114"): ``ended_by``.
+    """
+    if words[at] not in REPORTING_TOOLS:
         return False
-    after = words[at + 1]
-    return after in _CHANNEL_NOUNS or bool(_TICKET_ID_RE.fullmatch(after))
+    after = words[at + 1] if at + 1 < len(words) else ended_by
+    return after is not None and (after in _CHANNEL_NOUNS or bool(_TICKET_ID_RE.fullmatch(after)))
 
 
 def _failing_monitor(message: str) -> str | None:
@@ -136,16 +139,16 @@ def named_system(message: str) -> str | None:
     monitor = _failing_monitor(message)
     if monitor is not None:
         return monitor
-    phrases = [_phrase(message)[0]]
+    phrases = [_phrase(message)]
     label = _LABEL_RE.match(message)
     if label:
         # "resolved: Jira back after the reindex", "FYI - Vault sealed": the label is not it.
-        phrases.append(_phrase(message[label.end() :])[0])
-    phrases += [_phrase(message[m.end() :])[0] for m in _PLACE_RE.finditer(message)]
+        phrases.append(_phrase(message[label.end() :]))
+    phrases += [_phrase(message[m.end() :]) for m in _PLACE_RE.finditer(message)]
     channel = _channel_header(message)
-    for words in phrases:
+    for words, ended_by in phrases:
         for at, word in enumerate(words):
-            if word == channel or _names_the_channel(words, at):
+            if word == channel or _names_the_channel(words, at, ended_by):
                 continue
             if word in THIRD_PARTY_SYSTEMS:
                 return word

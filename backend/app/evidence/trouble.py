@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from app.evidence.zero import without_zero_counts
+from app.evidence.zero import quiet_spans, without_zero_counts
 
 #: Failure conditions of the platform a service runs on, each a failure of its own: an incident
 #: showing one is explained by it, not by a family whose doc never names it. Generic, not per
@@ -152,7 +152,8 @@ SLOWNESS_RE = re.compile(
 #: fine" -- not "everything is down").
 _NOTHING_WRONG = (
     r"\bnothing (?:is |was |seems |looks )?(?:broken|down|failing|wrong)\b"
-    r"|\bnot (?:an? )?(?:incident|outage)\b|\beverything (?:is |works |working )+(?:fine|ok)\b"
+    r"|\bnot (?:an? )?(?:incident|outage)\b|\bno live (?:issue|incident|problem|failure)s?\b"
+    r"|\beverything (?:is |works |working )+(?:fine|ok)\b"
     # The same in the languages the stores write in: "no hay incidencia", "keine Störung",
     # "pas d'incident", "geen storing", "nessun incidente", "nenhum incidente", "ingen incident".
     r"|\bno hay (?:ninguna )?(?:incidencia|incidente|aver[ií]a)\b|\bsin incidencias?\b"
@@ -194,6 +195,14 @@ def _says_fixed(text: str) -> bool:
     return _says_outright(FIXED_RE, text)
 
 
+#: What a quiet measure must be about to say nothing fails: a status, an error, a latency
+#: ("zero on web checkout" in "div by zero on web checkout" is no count).
+_FAILURE_SIGN_RE = re.compile(
+    r"[45](?:\d\d|xx)|error|exception|fail|timeout|latency|\bp\d\d", re.IGNORECASE
+)
+_STATUS_WORD_RE = re.compile(r"\b[45](?:\d\d|xx)s?\b", re.IGNORECASE)
+
+
 def says_nothing_fails(text: str, *, slowness_fails: bool = True) -> bool:
     """Whether ``text`` says outright that nothing fails ("CPU 95%, no errors, latency fine").
 
@@ -203,8 +212,26 @@ def says_nothing_fails(text: str, *, slowness_fails: bool = True) -> bool:
     """
     if _says_fixed(text):
         return True
-    quiet = bool(NO_TROUBLE_RE.search(text) or ALL_WELL_RE.search(text))
-    return quiet and not (slowness_fails and SLOWNESS_RE.search(text))
+    # A latency well inside the timeout the report sets beside it is no slowness.
+    slow = slowness_fails and SLOWNESS_RE.search(without_zero_counts(text))
+    if ALL_WELL_RE.search(text):
+        return not slow
+    # Measures read as quiet ("no errors", "503 rate 0%", "p95 0.3s, timeout 10s") say nothing
+    # fails only where no status is left beside them: "502 rate 31%, cash tenders 0 errors".
+    measured = any(_FAILURE_SIGN_RE.search(text[a:b]) for a, b in quiet_spans(text))
+    if not (NO_TROUBLE_RE.search(text) or measured):
+        return False
+    left = NO_TROUBLE_RE.sub(" ", without_zero_counts(text))
+    return not _STATUS_WORD_RE.search(left) and not slow
+
+
+#: A duration, size or latency a structured line records (``"dur_ms":574``, ``bytes=412``,
+#: ``p95_ms=503``): a number, not a 5xx.
+_MEASURED_VALUE_RE = re.compile(
+    r"\b[\w.]*(?:dur|duration|latency|elapsed|took|time|_ms|bytes|size|len|length|p\d\d)[\w.]*"
+    r"\"?\s*[:=]\s*\"?\d+(?:\.\d+)?",
+    re.IGNORECASE,
+)
 
 
 def shows_trouble(text: str) -> bool:
@@ -219,7 +246,8 @@ def shows_trouble(text: str) -> bool:
     if _says_outright(ALL_WELL_RE, text) and not SLOWNESS_RE.search(text):
         return False
     # "503 count 0", "no ZeroDivisionError since the fix": failures counted zero did not happen.
-    return bool(TROUBLE_RE.search(NO_TROUBLE_RE.sub(" ", without_zero_counts(text))))
+    told = NO_TROUBLE_RE.sub(" ", without_zero_counts(text))
+    return bool(TROUBLE_RE.search(_MEASURED_VALUE_RE.sub(" ", told)))
 
 
 def failure_conditions(text: str) -> list[str]:
@@ -268,6 +296,8 @@ SETTLED_RE = re.compile(
 #: tells one in the present tense.
 ASKING_RE = re.compile(
     r"\bchange[ _](?:request|ticket)\b|\bCR-\d+\b|\bCAB\b"
+    # A request, not a fault: "Service Request RITM0019934", "Feature request: could the till …".
+    r"|\b(?:service|feature|access) request\b|\bRITM\d{4,}\b"
     r"|\bpost-?mortem (?:review|meeting|follow-?up|action)|\baction items?\b|\bAI-\d+\b"
     r"|\bcapacity planning\b|\bforecast\b|\bdecommission\w*|\bplanning for\b"
     r"|\bon-call matrix\b|\btoo noisy\b|\braise the threshold\b"
@@ -352,7 +382,10 @@ _WELL_CLAUSE_RE = re.compile(
     # "PLU health has been green since 09:12", "the 502 rate has been at baseline since 16:40",
     # "the PLU outage is resolved since 08:30": what is well since then, not what fails.
     r"|\b(?:green|healthy|fine|normal(?:ly)?|ok|okay|stable|clean|baseline|resolved|fixed"
-    r"|recovered|mitigated)\b[^.;!?\n]{0,20}\bsince\b)"
+    r"|recovered|mitigated)\b[^.;!?\n]{0,20}\bsince\b"
+    # "all tills taking cards again since 09:26": the service doing its work again.
+    r"|\b(?:taking|accepting|working|trading|selling|running|processing|approving|pricing"
+    r"|answering)\b[^.;!?\n]{0,30}?\bagain\b[^.;!?\n]{0,20}\bsince\b)"
     r"[^.;!?\n]*",
     re.IGNORECASE,
 )
@@ -426,12 +459,13 @@ def says_not_live(text: str) -> bool:
 
 
 #: A record from an environment that is not production (``[staging]``, ``[staging-lab]``,
-#: ``env=staging``), or
+#: ``(staging)``, ``env=staging``) or a fault a drill injected (``(injected fault)``), or
 #: a sample of one (``example: ERROR pos-api PLU service unavailable``, an alert rule's
 #: ``rule: …`` expression).
 NOT_PRODUCTION_RE = re.compile(
     r"^\s*(?:example|sample)s?\b|^\s*(?:rule|expr)\s*:|^\s*(?:staging|stage|dev|qa|uat|sandbox)\b"
-    r"|\[(?:staging|stage|test|dev|qa|uat|sandbox)(?:[-_][\w-]+)?\]"
+    r"|[\[(](?:staging|stage|test|dev|qa|uat|sandbox)(?:[-_][\w-]+)?[\])]"
+    r"|\binjected (?:fault|failure|error|latency)\b"
     r"|\b(?:env|environment)\s*[=:]\s*[\"']?(?:staging|stage|test|dev|qa|uat|sandbox)\b",
     re.IGNORECASE,
 )

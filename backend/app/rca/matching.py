@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from app.evidence.patterns import normal_code, unique
+from app.evidence.patterns import normal_code, unique, written_code_re
 from app.evidence.signals import (
     CODE,
     CONDITION,
@@ -48,6 +48,7 @@ from app.evidence.signals import (
     RECORD_SOURCES,
     SERVICE,
     SERVICE_FIELD,
+    STACK,
     STATUS,
     STATUS_CLASS,
     Observation,
@@ -56,7 +57,7 @@ from app.evidence.signals import (
 )
 from app.evidence.sources.signals import STATUS_FLAT
 from app.evidence.statuses import status_class
-from app.evidence.wording import contains_phrase, words
+from app.evidence.wording import contains_phrase, dismissed, words
 from app.rca.candidates import Candidate, SignalHit
 from app.rca.match_context import MatchContext
 from app.rca.service_matching import (
@@ -122,6 +123,16 @@ def weigh_codes(cand: Candidate, ctx: MatchContext) -> None:
                     why=f"{_evidence_code_source(obs)} names {obs.value}",
                 )
             )
+    if cand.error_code and not any(normal_code(o.value) == own for o in ctx.observed.of(CODE)):
+        # The family's code typed another way in the reporter's words ("co500 back on the web
+        # shop"), which the strict code patterns leave to retrieval: a hint like any prose code.
+        pattern = written_code_re(cand.error_code)
+        for item in ctx.observed.items:
+            typed = pattern.search(item.text) if item.source == MESSAGE else None
+            if typed and not dismissed(item.text, typed.group(0)):
+                why = "code only in the prose, written another way: a hint"
+                cand.hints.append(SignalHit(CODE, typed.group(0), [item.id], why=why))
+                break
     dedupe(cand)
 
 
@@ -152,11 +163,16 @@ def weigh_services(
         # The incident names its own service, another one: a one-word alias elsewhere ("pos"
         # as a Kubernetes namespace) does not outweigh it; a full service name does, but not
         # in a record that shows it working ("pos-card-gateway auth success rate 99.8%" under
-        # a gift-card service's 502).
+        # a gift-card service's 502). A stack trace is a failure's own record, every frame of it.
         shown = [
             (n, i)
             for n, i in shown
-            if "-" in n and (i.source not in RECORD_SOURCES or i.id in ctx.observed.failing_records)
+            if "-" in n
+            and (
+                i.source not in RECORD_SOURCES
+                or i.source == STACK
+                or i.id in ctx.observed.failing_records
+            )
         ]
     field = ctx.by_id.get(SERVICE_FIELD)
     if reported in names and field is not None and not any(i is field for _, i in shown):

@@ -197,7 +197,7 @@ WORKING_RE = re.compile(
     + r"|\b(?:no|0|zero) (?:gaps?|errors|failed|failures)\b"
     r"|\}\s*=>?\s*1\b|\bup\{[^}]*\}\s*=>?\s*(\d+)/\1\b"
     # A query counting the service's 5xx answers zero: ``…{code="503"}[5m])) => 0``.
-    r"|\b(?:code=~?\"?)?5(?:\d\d|\.\.|xx)\b[^\n=]{0,40}=>\s*0(?![.,/\d])"
+    r"|\b(?:code=~?\"?)?5(?:\d\d|\.\.|xx)\b[^\n=]{0,40}=>\s*0(?:\.0+)?(?![.,/\d])"
     r"|\b(?:success|2xx|availability|health|uptime)(?:\s+(?:rate|ratio))?\s*[:=]?\s*"
     r"(?:9[5-9]|100)(?:\.\d+)?\s*%",
     re.IGNORECASE,
@@ -271,22 +271,32 @@ def weigh_shown_working(
     claimed = {p for name in ctx.all_services for p in telling_parts(name)} | (
         neighbours - GENERIC_NAME_PARTS
     )
+    ours = {p for name in names for p in telling_parts(name)} | (neighbours - GENERIC_NAME_PARTS)
     recovered = [i for i in working if _RECOVERED_RE.search(ctx.texts[i])]
     last_recovery = max((evidence_position(i) for i in recovered), default=None)
     elsewhere: list[tuple[str, list[str]]] = []
+    covered: set[bool] = set()
     for record in sorted(failing, key=evidence_position):
         # A known system's failure logged before the family is said to have recovered is over
         # ("PLU service unavailable (503)" before "plu-service health check green").
         over = last_recovery is not None and evidence_position(record) < last_recovery
         systems = [s for s in system_names(ctx.texts[record]) if normal_code(s) not in ctx.codes]
-        if any(mentions(ctx.by_id[record], n) for n in ctx.all_services) or any(
-            _telling_name_parts(s) & claimed for s in systems
+        known = [n for n in ctx.all_services if mentions(ctx.by_id[record], n)]
+        hosts = [s for s in systems if _telling_name_parts(s) & claimed]
+        if any(n in names or is_neighbour(n, neighbours) for n in known) or any(
+            _telling_name_parts(s) & ours for s in hosts
         ):
             if over:
                 continue
             return
-        if unknown := [s for s in systems if _telling_name_parts(s)]:
+        if known or hosts:
+            # Only another family's service fails there ("chiller-monitor … CrashLoopBackOff"
+            # beside "pos-card-gateway … authorisation approved 200"): that family's failure.
+            elsewhere.append((record, known or hosts))
+            covered.add(True)
+        elif unknown := [s for s in systems if _telling_name_parts(s)]:
             elsewhere.append((record, unknown))
+            covered.add(False)
     if not elsewhere:
         return
     others = ", ".join(unique(s for _, found in elsewhere for s in found))
@@ -297,6 +307,10 @@ def weigh_shown_working(
             [*working, *(record for record, _ in elsewhere)],
             observed=others,
             why=f"{names[0]} is shown working ({', '.join(working)}); the failure shows in "
-            f"{others}, a system no doc covers",
+            + f"{others}, "
+            + {
+                frozenset({True}): "another family's service",
+                frozenset({False}): "a system no doc covers",
+            }.get(frozenset(covered), "systems this family's doc does not cover"),
         )
     )

@@ -18,7 +18,7 @@ from app.evidence.services import (
     service_name,
     telling_parts,
 )
-from app.evidence.signals import MESSAGE, SERVICE_FIELD, EvidenceText, url_hosts
+from app.evidence.signals import MESSAGE, SERVICE_FIELD, STACK, EvidenceText, url_hosts
 from app.evidence.wording import words
 
 _NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -62,7 +62,9 @@ def mentions(item: EvidenceText, name: str) -> bool:
 
     The reporter's prose counts only for hyphenated names (``pos-api``): ``checkout`` or
     ``payments`` in a sentence is a word, not a system; and not where it names the service to
-    rule it out ("pos-api is healthy", "not pos-api"). Path segments do not count.
+    rule it out ("pos-api is healthy", "not pos-api"). Path segments do not count, except a
+    stack frame's source folder named after a hyphenated service (``/app/pos_api/handler.py``):
+    that is the code that ran, while a URL's path only says what was asked.
     """
     if item.id == SERVICE_FIELD:
         return service_name(item.text) == name
@@ -70,6 +72,8 @@ def mentions(item: EvidenceText, name: str) -> bool:
         return False
     text = item.text.lower()
     if name in url_hosts(text):
+        return True
+    if item.source == STACK and "-" in name and f"/{name.replace('-', '_')}/" in text:
         return True
     if item.source == MESSAGE:
         # "inventory-service looks fine, the price lookups fail": named to rule it out.
