@@ -111,3 +111,22 @@ def test_requests_and_no_live_issue_are_no_live_failure() -> None:
     )
     assert says_not_live("Status: Resolved. All tills taking cards again since 09:26.")
     assert not says_not_live("Status: Resolved? No - tills failing again since 10:00.")
+
+
+def test_a_customer_service_desk_in_a_store_language_is_a_channel() -> None:
+    assert is_reporting_channel("kundenservice")
+    assert is_reporting_channel("klantenservice")
+
+
+def test_a_closed_incidents_follow_up_and_a_postmortem_action_are_no_live_failure() -> None:
+    assert says_not_live(
+        "Re: INC-4402 (payment timeouts, closed Tuesday). Finance asks whether the provider "
+        "published their RCA. Not urgent."
+    )
+    assert says_not_live(
+        "Action item from postmortem PM-2291 (CO-500 checkout crash, 2 April): add a unit "
+        "test for the empty basket. No current impact."
+    )
+    assert not says_not_live(
+        "Action item from postmortem PM-2291: add a test. But checkout is still failing now"
+    )

@@ -19,6 +19,19 @@ from app.rag.query import retrieval_query
         ("De kassa weigert: 'aantal moet groter dan 0 zijn'", "quantity must greater than 0"),
         ("los pagos con tarjeta no funcionan en ninguna caja", "card payment not working"),
         ("Il frigorifero del negozio non invia la temperatura", "chiller"),
+        (
+            "plus aucune température des meubles frigorifiques sur le tableau de bord",
+            "temperature chiller dashboard",
+        ),
+        (
+            "aplikacja pokazuje „stan nieznany” przy produktach, a rezerwacje są odrzucane",
+            "stock unknown reservation",
+        ),
+        ("Fehlerseite, sobald ein Gutschein im Warenkorb ist", "error discount basket"),
+        (
+            "de retouren lukken niet meer, het aantal is ongeldig zoals bij een retour",
+            "return not quantity invalid",
+        ),
     ],
 )
 def test_a_store_language_reads_in_the_docs_words(text: str, words: str) -> None:

@@ -145,3 +145,19 @@ def test_a_triage_bot_logging_the_tag_it_set_repeats_the_field(chunks: Any) -> N
     diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
     assert diagnosis.overruled_code == "POS-422-AMOUNT"
     assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
+
+
+def test_a_known_services_alias_neighbours_the_family_its_first_name_does(
+    chunks: Any,
+) -> None:
+    # "called by checkout": the checkout service's alias ``webshop-checkout`` is that caller.
+    incident = {
+        "message": "PAY408 again on web checkout: the psp takes 30s+ to answer, our client "
+        "gives up after 10s and retries",
+        "service": "webshop-checkout",
+    }
+    pairs = [("PAY-408", 0.66), ("CO-500", 0.36)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    payment = by_code(diagnosis.candidates)["PAY-408"]
+    assert not any(h.kind == "service" for h in payment.contradicted)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "PAY-408"

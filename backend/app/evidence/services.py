@@ -157,7 +157,10 @@ REPORTING_TOOLS = frozenset(
 #: Words that name who takes a report, not what fails: a desk, a support queue or team, an
 #: on-call rota, or one of the tools.
 _CHANNEL_PARTS = REPORTING_TOOLS | frozenset(
-    "desk servicedesk support noc soc oncall triage ops itops sre systems team squad".split()
+    "desk servicedesk support noc soc oncall triage ops itops sre systems team squad "
+    # The same desks in the stores' languages.
+    "kundenservice kundendienst klantenservice kundservice kundeservice soporte assistenza "
+    "suporte".split()
 )
 #: Parts that make a name a running system even beside a channel word ("support-api").
 _SYSTEM_PARTS = frozenset(

@@ -53,10 +53,10 @@ crashed: abgestürzt stürzt_ab crasht gecrasht kraschar kraschade plante se_cue
 slow: tardan_muchísimo tarda_muchísimo tardan_mucho tarda_mucho langsam traag långsam*
     langsom* lente lentos lento* wolno
 empty: leer leeg tomt tomma vides vací* vuot* vazi* pust*
-error: fehler fehlermeldung fout foutmelding fel felet felmeddelande fejl feil erreur errore
-    erro błąd
+error: fehler fehlermeldung fehlerseite fout foutmelding fel felet felmeddelande fejl feil erreur
+    errore erro błąd
 till: kassor kassorna kasse kassen kassa* kasserne caisse* caja cajas cassa casse caixa*
-    kasa kasy
+    kasa kasy kasach kasie kasami
 card_payment: kartenzahlung* pinbetaling* kortbetalning* kortbetaling* paiement_par_carte
     paiements_par_carte paiement_carte pago_con_tarjeta pagos_con_tarjeta pago_con_tarjetas
     pagamento_con_carta pagamenti_con_carta pagamento_com_cartão płatność_kartą
@@ -68,7 +68,7 @@ payment: zahlung* bezahlung* betaling* betalning* paiement* pago pagos pagament*
 price_lookup: preisabfrage prijsopvraag prisuppslag* prisopslag consultation_de_prix
     consulta_de_precio* consulta_prezzi consulta_de_preço*
 price: preis preise prijs prijzen pris priset priser priserna prisen prix precio precios prezz*
-    preço* cena ceny
+    preço* cena ceny cen cenę
 item: artikel artikeln artiklar artiklen varan varor varen artículo artículos articolo
     articoli artigo artigos produkt produkty
 scan: scannen scannt skanna* scanne escanear escanea* scansion* skanować
@@ -77,10 +77,12 @@ sale: köp köpet verkauf verkäufe verkoop verkopen försäljning* salg salget 
 receipt: kassenbon kassabon bonnetje kvitto* kvittering* recibo scontrino
 quantity: menge anzahl aantal antal antalet antall quantité* cantidad* quantità quantidade*
     ilość ilości
+invalid: ungültig* ongeldig* ogiltig* ugyldig* invalide* inválid* non_valid* nieprawidłow*
 amount: betrag bedrag belopp* beløb* montant* importe importes importo kwota kwoty
 total: summe gesamtbetrag gesamtsumme totaal totalen summa summan somme totale
 lines: zeilen positionen regels rader raderna linjer lignes líneas righe linhas pozycje
-return: retoure rückgabe retour retur returen devolución reso devolução zwrot
+return: retoure retouren rückgabe retour retur returen devolución devoluciones reso
+    devolução zwrot zwroty
 cash: bargeld contant kontant kontanter espèces efectivo contanti dinheiro gotówka
 update: aktualisierung mise_à_jour actualización aggiornamento atualização aktualizacja
     uppdatering* opdatering* oppdatering*
@@ -88,21 +90,29 @@ change: änderung umstellung wijziging ändring* ændring* endring* changement c
     mudança zmiana
 difference: differenz unterschied verschil* skillnad* forskel* diferencia
     differenza diferença różnica
-web_shop: webbutik* nätbutik* nettbutikk* boutique_en_ligne
+web_shop: webbutik* nätbutik* nettbutikk* boutique_en_ligne onlineshop
     tienda_online tienda_en_línea negozio_online loja_online sklep_internetowy
-basket: warenkorb winkelwagen winkelmand varukorg* indkøbskurv handlekurv panier carrito
-    carrello carrinho koszyk*
+basket: warenkorb warenkörbe winkelwagen* winkelmand* varukorg* indkøbskurv handlekurv
+    panier paniers carrito carritos carrello carrelli carrinho koszyk*
 order: bestellung* bestelling* beställning* bestilling* commande commandes pedido* ordine ordini
     encomenda* zamówieni*
-discount: rabatt* korting* descuento* sconto desconto* zniżk* rabat
+discount: rabatt* korting* descuento* sconto desconto* zniżk* rabat gutschein* kortingsbon*
+    bon_de_réduction cupón cupones buono_sconto cupom kupon*
 free: gratuit* gratuito gratuita darmowy
 checkout: kaufabschluss bestellabschluss abschluss_der_bestellung afrekenen
     kassan_i_webbutiken
 stock: bestand lagerbestand voorraad lagersaldo lagerstatus existencias giacenza estoque
     stan_magazynowy
+stock_unknown: bestand_unbekannt voorraad_onbekend lagersaldo_okänt stock_inconnu
+    existencias_desconocidas stock_desconocido giacenza_sconosciuta estoque_desconhecido
+    stan_nieznany
+reservation: reservierung* reservering* reservation* réservation* reserva reservas
+    prenotazion* rezerwacj*
+dashboard: tableau_de_bord tablero panel_de_control cruscotto painel pulpit
 chiller: kühlschrank* kühlung kühlregal* kühltruhe* koelkast* koeling koelcel* kylskåp*
     kyldisk* kylen køleskab* kjøleskap* frigo frigos réfrigérateur* frigorífico* nevera*
-    frigorifer* geladeira* lodówk*
+    frigorifer* geladeira* lodówk* meubles_frigorifiques meuble_frigorifique vitrine_réfrigérée
+    koelvitrine* kühlvitrine* vitrina_refrigerada banco_frigo chłodziark*
 temperature: temperatur temperaturen temperatuur temperatura*
 store: winkel filiale filialen filiaal butik butiken butikken magasin tienda negozio loja
     sklep

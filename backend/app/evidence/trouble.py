@@ -167,7 +167,9 @@ _NOTHING_WRONG_RE = re.compile(_NOTHING_WRONG, re.IGNORECASE)
 #: The reporter saying outright that all is well: a question or a request, not an incident
 #: ("what read timeout do we use? Nothing is broken"), or that there is no impact.
 ALL_WELL_RE = re.compile(
-    _NOTHING_WRONG + r"|\bno (?:outage|incident|impact|breakage)s?\b", re.IGNORECASE
+    _NOTHING_WRONG
+    + r"|\bno (?:current |customer |user |live )?(?:outage|incident|impact|breakage)s?\b",
+    re.IGNORECASE,
 )
 
 
@@ -265,6 +267,10 @@ SETTLED_RE = re.compile(
     r"|\bno (?:further )?action (?:is )?(?:needed|required)\b|\bno further action\b"
     r"|\bnothing to escalate\b|\bclosing (?:INC|incident|ticket)\b|\bdeploy(?:ment)? note\b"
     r"|\b(?:already|has been|was) patched\b|\bcleared (?:on its own|by itself)\b"
+    # A closed incident's follow-up: "Action item from postmortem PM-2291 (CO-500 …)".
+    r"|\bfrom (?:the |a |our |last \w+'s )?post-?mortem\b"
+    r"|\bclosed (?:on )?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|yesterday"
+    r"|last (?:week|night|month))\b"
     r"|\b(?:logs?|screenshots?|traces?|alerts?|errors?) (?:from|of) (?:yesterday|last (?:week|night"
     r"|month)|the weekend)\b"
     r"|\b(?:resolved|closed|fixed|recovered)\s+(?:at\s+)?\d{1,2}[:.]\d{2}\b|\bstatus[ _]update\b"
@@ -310,6 +316,7 @@ ASKING_RE = re.compile(
     r"|what does\b[^?]{0,120}\bmean"
     r"|(?:can|could) (?:someone|anyone|you) (?:explain|tell me|help me understand)"
     r"|anything (?:we|i) should (?:act on|do about|worry about|look at)"
+    r"|(?:asks?|asked|asking|wondering|wants? to know) (?:whether|if)"
     # "Is this normal? … same as every Monday, just checking before the weekly review."
     r"|(?:is|are) (?:this|that|it|these|those) (?:normal|expected|usual|ok|okay|a problem))"
     r"\b[^?]{0,200}\?",

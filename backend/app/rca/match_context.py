@@ -125,6 +125,14 @@ class MatchContext:
             if (g[0].get("metadata") or {}).get("error_code")
         }
         self.all_services = {s for signals in self.signals for s in signals.get("services", [])}
+        #: Each declared service name or alias, and the name its family's doc gives first
+        #: (``webshop-checkout`` is ``checkout-service``).
+        self.canonical = {
+            s: names[0]
+            for signals in self.signals
+            if (names := signals.get("services"))
+            for s in names
+        }
         # The failing records that name a system of a capability none of the docs covers.
         claimed = frozenset(p for name in self.all_services for p in telling_parts(name))
         #: Every piece's text by its evidence id.

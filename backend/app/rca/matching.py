@@ -188,7 +188,10 @@ def weigh_services(
         return
     reported, where = ctx.reporter
     own_side = is_own_side(reported, names)
-    if own_side or is_neighbour(reported, neighbours):
+    # A known service's alias neighbours the family as its first name does: "called by
+    # checkout" covers ``webshop-checkout``, the checkout service's alias.
+    usual = ctx.canonical.get(reported, reported)
+    if own_side or is_neighbour(reported, neighbours) or is_neighbour(usual, neighbours):
         cand.confirmed.append(
             SignalHit(
                 SERVICE,
