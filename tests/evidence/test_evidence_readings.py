@@ -11,9 +11,11 @@ from app.evidence.signals import STATUS, job_or_pod_names, observe_incident
 from app.evidence.subject import named_system
 from app.evidence.trouble import (
     NOT_PRODUCTION_RE,
+    failure_conditions,
     says_not_live,
     says_nothing_fails,
     shows_trouble,
+    states_settled,
 )
 from app.evidence.zero import counted_zero
 
@@ -130,3 +132,33 @@ def test_a_closed_incidents_follow_up_and_a_postmortem_action_are_no_live_failur
     assert not says_not_live(
         "Action item from postmortem PM-2291: add a test. But checkout is still failing now"
     )
+
+
+def test_a_panels_baseline_before_its_value_and_a_limit_beside_a_latency_are_read() -> None:
+    assert not shows_trouble("panel=payment-service HTTP 504 share (baseline 0.2%): 0.18%")
+    assert shows_trouble("panel=payment-service HTTP 504 share (baseline 0.2%): 4.5%")
+    assert says_nothing_fails("authorise p95 (timeout 30s): 1.9s")
+    assert says_nothing_fails("auth latency p95: 0.6s (timeout 15s)")
+    assert counted_zero("422 rejects by field: lines=4 (baseline 5)", "lines")
+
+
+def test_name_resolution_and_a_lost_link_are_platform_conditions() -> None:
+    assert failure_conditions("web-shop ERROR getaddrinfo ENOTFOUND inventory-api.internal") == [
+        "dns"
+    ]
+    assert failure_conditions("NameResolutionError: Failed to resolve 'api.psp.example'") == ["dns"]
+    assert "network outage" in failure_conditions("router ERROR WAN1 (fibre) link down")
+
+
+def test_a_failure_still_to_come_and_a_readout_asking_what_to_act_on_are_no_live_failure() -> None:
+    assert says_not_live("The cert pos-card-gateway-acquirer-mtls is 13 days from expiring.")
+    assert says_not_live("Weekly payments readout, nothing paged. Anything we need to act on?")
+    assert says_not_live(
+        "Spørgsmål til oplæring: hvad skal vi gøre, hvis kortbetaling fejler med 'Bad "
+        "Gateway'? Der er ingen fejl lige nu, alt kører normalt."
+    )
+
+
+def test_a_settled_frame_inside_a_question_only_asks() -> None:
+    assert not states_settled("Is this real or the planned restart? It was announced.")
+    assert states_settled("Planned restart tonight at 22:00, expect 502s.")

@@ -29,6 +29,11 @@ from app.rag.query import retrieval_query
         ),
         ("Fehlerseite, sobald ein Gutschein im Warenkorb ist", "error discount basket"),
         (
+            "siden opdateringen i nat afviser systemet en del salg, og fejlen siger at "
+            "varelinjerne mangler",
+            "update rejected sale error lines missing",
+        ),
+        (
             "de retouren lukken niet meer, het aantal is ongeldig zoals bij een retour",
             "return not quantity invalid",
         ),

@@ -161,3 +161,57 @@ def test_a_known_services_alias_neighbours_the_family_its_first_name_does(
     payment = by_code(diagnosis.candidates)["PAY-408"]
     assert not any(h.kind == "service" for h in payment.contradicted)
     assert diagnosis.leading is not None and diagnosis.leading.key == "PAY-408"
+
+
+def test_a_familys_word_only_in_a_count_at_its_baseline_is_no_record_of_it(
+    chunks: Any,
+) -> None:
+    incident = {
+        "message": "Till rejects board, last hour, for the store ops stand-up.",
+        "service": "pos-api",
+        "logs": [
+            "pos-api 422 rejects by field: lines=4 (baseline 5), total=7 (baseline 8)",
+            "pos-api 422 rejects by field: quantity=1,312 (baseline 6)",
+        ],
+    }
+    pairs = [("POS-422-AMOUNT", 0.58), ("POS-422-LINES", 0.62), ("POS-422-QTY", 0.63)]
+    diagnosis = diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)
+    amount = by_code(diagnosis.candidates)["POS-422-AMOUNT"]
+    assert "total" not in {h.signal for h in amount.confirmed}
+    assert diagnosis.leading is not None and diagnosis.leading.key == "POS-422-QTY"
+
+
+def test_a_resolved_alert_rendered_with_bare_label_and_annotation_lines_is_over(
+    chunks: Any,
+) -> None:
+    incident = {
+        "event": "PaymentProviderLatencyHigh",
+        "message": "[RESOLVED] PSP p95 latency near timeout, 504s rising",
+        "service": "payment-service",
+        "logs": [
+            "status=resolved",
+            "alertname=PaymentProviderLatencyHigh",
+            "severity=critical",
+            "summary: Payment provider latency above timeout budget",
+            "endsAt=2024-06-03T12:41:30Z",
+        ],
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("PAY-408", 0.77)), retrieval_low_confidence=False)
+    assert diagnosis.abstained
+
+
+def test_a_firing_alert_someone_asks_about_is_still_the_live_record(chunks: Any) -> None:
+    incident = {
+        "event": "KubePodCrashLooping",
+        "message": "Is this real or the planned restart? The announced restart was yesterday "
+        "22:00.",
+        "logs": [
+            "alertname=KubePodCrashLooping",
+            "namespace=store-iot",
+            "container=chiller-monitor",
+            "severity=critical",
+            "description=Pod store-iot/chiller-monitor-7c4b9 is restarting 6.2 times / 10 minutes.",
+        ],
+    }
+    diagnosis = diagnose(incident, docs(chunks, ("CH-502", 0.55)), retrieval_low_confidence=False)
+    assert diagnosis.leading is not None and diagnosis.leading.key == "CH-502"

@@ -52,9 +52,11 @@ crashed: abgestürzt stürzt_ab crasht gecrasht kraschar kraschade plante se_cue
     se_cae si_blocca travou trava zawiesza_się
 slow: tardan_muchísimo tarda_muchísimo tardan_mucho tarda_mucho langsam traag långsam*
     langsom* lente lentos lento* wolno
-empty: leer leeg tomt tomma vides vací* vuot* vazi* pust*
-error: fehler fehlermeldung fehlerseite fout foutmelding fel felet felmeddelande fejl feil erreur
-    errore erro błąd
+empty: leer leeg tomt tomma tomme vides vací* vuot* vazi* pust*
+missing: fehlt fehlen ontbreekt ontbreken saknas mangler manque manquent falta faltan manca
+    mancano brakuje
+error: fehler fehlermeldung fehlerseite fout foutmelding fel felet felmeddelande fejl fejlen
+    feil feilen erreur errore erro błąd
 till: kassor kassorna kasse kassen kassa* kasserne caisse* caja cajas cassa casse caixa*
     kasa kasy kasach kasie kasami
 card_payment: kartenzahlung* pinbetaling* kortbetalning* kortbetaling* paiement_par_carte
@@ -81,6 +83,7 @@ invalid: ungültig* ongeldig* ogiltig* ugyldig* invalide* inválid* non_valid* n
 amount: betrag bedrag belopp* beløb* montant* importe importes importo kwota kwoty
 total: summe gesamtbetrag gesamtsumme totaal totalen summa summan somme totale
 lines: zeilen positionen regels rader raderna linjer lignes líneas righe linhas pozycje
+    artikelzeilen artikelregels artikelrader varelinje* varelinjer* lignes_d'articles
 return: retoure retouren rückgabe retour retur returen devolución devoluciones reso
     devolução zwrot zwroty
 cash: bargeld contant kontant kontanter espèces efectivo contanti dinheiro gotówka

@@ -74,11 +74,17 @@ FAILURE_CONDITIONS: dict[str, re.Pattern[str]] = {
         # was reached".
         r"|\bobtaining a connection from the pool\b|\bmax(?:imum)? pool size was reached\b",
         "dns": r"\bNXDOMAIN\b|\bname resolution\b|\bcould not resolve host\b|\bno such host\b"
-        r"|\bDNS (?:outage|failures?|down|errors?|issues?|problems?)\b",
+        r"|\bDNS (?:outage|failures?|down|errors?|issues?|problems?)\b"
+        # How runtimes say it: Node's ENOTFOUND, urllib3's NameResolutionError, Java's
+        # UnknownHostException, "Failed to resolve 'api.psp.example'".
+        r"|\b(?:ENOTFOUND|NameResolutionError|UnknownHostException)\b"
+        r"|\bfailed to resolve\b",
         # The store's or site's network itself: "router down", "lost connectivity".
         "network outage": r"\b(?:router|uplink|wan link|firewall|isp"
         r"|(?:store|site|office) network)s?\b[^.\n]{0,20}\b(?:down|outage|failed|failure|dropped)\b"
-        r"|\blost (?:all )?(?:network )?connectivity\b|\bnetwork (?:outage|partition)\b",
+        r"|\blost (?:all )?(?:network )?connectivity\b|\bnetwork (?:outage|partition)\b"
+        # "WAN1 (fibre) link down", "core switch sw-store112-core unreachable".
+        r"|\blink (?:is |went )?down\b|\bswitch\b[^.\n]{0,30}\b(?:unreachable|down)\b",
         # The delivery pipeline, not the running service: "deploy pipeline failed at lint".
         "build failure": r"\b(?:build|pipeline|lint(?:er|ing)?|ci job|unit tests?|compil\w*)\b"
         r"[^.\n]{0,30}\bfail\w*",
@@ -161,6 +167,13 @@ _NOTHING_WRONG = (
     r"|\b(?:pas d'|aucun(?:e)? )(?:incident|panne)\b|\bgeen (?:storing|incident)\b"
     r"|\bnessun (?:incidente|guasto)\b|\bnenhum (?:incidente|problema)\b"
     r"|\bingen (?:incident|st[öo]rning)\b"
+    # "No errors right now, everything runs normally" in the same languages.
+    r"|\bingen fejl (?:lige )?nu\b|\bingen feil (?:akkurat )?nå\b|\binga fel (?:just )?nu\b"
+    r"|\balt (?:kører|går|fungerer|virker|fungerar) (?:som )?normalt\b"
+    r"|\ballt (?:fungerar|går) (?:normalt|som vanligt)\b|\balles (?:läuft|funktioniert) normal\b"
+    r"|\balles werkt normaal\b|\btout fonctionne normalement\b"
+    r"|\btodo funciona (?:con )?normal(?:idad|mente)\b|\btutto funziona normalmente\b"
+    r"|\btudo funciona normalmente\b|\bwszystko działa normalnie\b"
 )
 _NOTHING_WRONG_RE = re.compile(_NOTHING_WRONG, re.IGNORECASE)
 
@@ -183,7 +196,12 @@ FIXED_RE = re.compile(
 
 #: A turn after "all is well": "no impact on customers, but sales fail with 422", "it's fixed,
 #: yet the 503s are back".
-_CONTRAST_RE = re.compile(r"\b(?:but|however|except|although|though|yet|again)\b", re.IGNORECASE)
+_CONTRAST_RE = re.compile(
+    r"\b(?:but|however|except|although|though|yet|again"
+    # The same turn in the store languages: "aber", "maar", "mais", "pero", "men" …
+    r"|aber|maar|mais|pero|però|mas|ale|men)\b",
+    re.IGNORECASE,
+)
 
 
 def _says_outright(pattern: re.Pattern[str], text: str) -> bool:
@@ -267,6 +285,10 @@ SETTLED_RE = re.compile(
     r"|\bno (?:further )?action (?:is )?(?:needed|required)\b|\bno further action\b"
     r"|\bnothing to escalate\b|\bclosing (?:INC|incident|ticket)\b|\bdeploy(?:ment)? note\b"
     r"|\b(?:already|has been|was) patched\b|\bcleared (?:on its own|by itself)\b"
+    # A failure still to come: "the cert is 13 days from expiring", "will start to fail in 13
+    # days".
+    r"|\b\d+ days? (?:from|before|until) expir\w*|\bexpir(?:es|ing) in \d+ days?\b"
+    r"|\bwill (?:start to )?fail in \d+ days?\b"
     # A closed incident's follow-up: "Action item from postmortem PM-2291 (CO-500 …)".
     r"|\bfrom (?:the |a |our |last \w+'s )?post-?mortem\b"
     r"|\bclosed (?:on )?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|yesterday"
@@ -298,6 +320,21 @@ SETTLED_RE = re.compile(
     re.IGNORECASE,
 )
 
+_QUESTION_END_RE = re.compile(r"[.!?\n]")
+
+
+def states_settled(text: str) -> bool:
+    """Whether ``text`` says what it tells is settled (``SETTLED_RE``), not asking whether.
+
+    "Is this real or the planned restart?" asks; "planned restart tonight, expect 502s" says.
+    """
+    for match in SETTLED_RE.finditer(text):
+        end = _QUESTION_END_RE.search(text, match.end())
+        if end is None or end.group() != "?":
+            return True
+    return False
+
+
 #: How a report frames what it tells as a question or a plan: no live failure, unless it also
 #: tells one in the present tense.
 ASKING_RE = re.compile(
@@ -315,7 +352,7 @@ ASKING_RE = re.compile(
     r"|what (?:[\w-]+ ){0,3}(?:does|do|should) (?:[\w-]+ ){1,4}(?:use|name|return|need|send)"
     r"|what does\b[^?]{0,120}\bmean"
     r"|(?:can|could) (?:someone|anyone|you) (?:explain|tell me|help me understand)"
-    r"|anything (?:we|i) should (?:act on|do about|worry about|look at)"
+    r"|anything (?:we|i) (?:should|need to|must|have to) (?:act on|do about|worry about|look at)"
     r"|(?:asks?|asked|asking|wondering|wants? to know) (?:whether|if)"
     # "Is this normal? … same as every Monday, just checking before the weekly review."
     r"|(?:is|are) (?:this|that|it|these|those) (?:normal|expected|usual|ok|okay|a problem))"

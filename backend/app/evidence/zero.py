@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_COUNT_LABEL = r"(?:count|counts|events?|errors?|hits?|total|ratio|rate|responses?|requests?|seen)"
+_COUNT_LABEL = (
+    r"(?:count|counts|events?|errors?|hits?|total|ratio|rate|share|responses?|requests?|seen)"
+)
 _ZERO = r"0(?:\.0+)?(?!\d|[.,]\d)"
 #: The window, labels or words a count is over: "502 count 24h: 0", "errors (last 1h) = 0",
 #: "502 rate store=0012 0.0%", "502 rate across estate 0.0%".
@@ -54,13 +56,18 @@ ZERO_COUNT_RE = re.compile(
 
 
 #: A measure written beside its usual level: "408/504 rate 0.02% (baseline 0.02%)", "502 rate
-#: 0.02%, baseline 0.03%", "p95 410 ms vs usual 430 ms". At most half as much again is that
-#: level; "5xx rate 40% (baseline 0.1%)" is the spike.
+#: 0.02%, baseline 0.03%", "lines=4 (baseline 5)", "p95 410 ms vs usual 430 ms", "HTTP 504 share
+#: (baseline 0.2%): 0.18%". At most half as much again is that level; "5xx rate 40% (baseline
+#: 0.1%)" is the spike.
+_USUAL = r"(?:baseline|usual|normal|typical)\s*[:=~]?\s*"
 _BESIDE_BASELINE_RE = re.compile(
-    rf"\b{_NAME}(?:/{_NAME})*\s+(?:{_COUNT_LABEL}{_WINDOW}\s*)?(?:=>|[:=])?\s*"
+    rf"\b{_NAME}(?:/{_NAME})*(?:\s+{_COUNT_LABEL}{_WINDOW})?(?:\s*(?:=>|[:=])\s*|\s+)"
     r"(?P<now>\d+(?:\.\d+)?)\s*(?:%|ms|s)?\s*"
-    r"(?:\(\s*|,\s*|\s+(?:vs\.?|versus|against)\s+)(?:baseline|usual|normal|typical)\s*[:=~]?\s*"
-    r"(?P<usual>\d+(?:\.\d+)?)\s*(?:%|ms|s)?\s*\)?",
+    rf"(?:\(\s*|,\s*|\s+(?:vs\.?|versus|against)\s+){_USUAL}"
+    r"(?P<usual>\d+(?:\.\d+)?)\s*(?:%|ms|s)?\s*\)?"
+    # The baseline first, as a panel's title writes it: "HTTP 504 share (baseline 0.2%): 0.18%".
+    rf"|\b{_NAME}(?:\s+{_COUNT_LABEL})?\s*\(\s*{_USUAL}(?P<usual_first>\d+(?:\.\d+)?)\s*"
+    r"(?:%|ms|s)?\s*\)\s*(?:=>|[:=])?\s*(?P<now_after>\d+(?:\.\d+)?)\s*(?:%|ms|s)?",
     re.IGNORECASE,
 )
 _USUAL_MARGIN = 1.5
@@ -77,9 +84,12 @@ _LIMIT_RE = re.compile(
     r"(?:timeout|slo)\b",
     re.IGNORECASE,
 )
-#: A latency measure: "p95 0.3s", "p99 1.8 s", "p95_latency_ms=410", "latency 120 ms".
+#: A latency measure: "p95 0.3s", "p99 1.8 s", "p95_latency_ms=410", "latency p95: 0.6s".
 _LATENCY_RE = re.compile(
-    r"\b(?:p\d{2,3}(?:[_ ]latency)?|latency|response[ _]time)(?:[_-](?P<named>ms|s))?\s*[:=]?\s*"
+    r"\b(?:(?:latency|response[ _]time)\s+)?(?:p\d{2,3}(?:[_ ]latency)?|latency|response[ _]time)"
+    r"(?:[_-](?P<named>ms|s))?"
+    # "p95 (timeout 30s): 1.9s": the panel's limit between the measure and its value.
+    r"(?:\s*\([^()]{0,30}\))?\s*[:=]?\s*"
     rf"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>{_UNIT})?",
     re.IGNORECASE,
 )
@@ -135,7 +145,8 @@ def quiet_spans(text: str) -> tuple[tuple[int, int], ...]:
     spans += [
         (m.start(), m.end())
         for m in _BESIDE_BASELINE_RE.finditer(text)
-        if float(m["now"]) <= _USUAL_MARGIN * float(m["usual"])
+        if float(m["now"] or m["now_after"])
+        <= _USUAL_MARGIN * float(m["usual"] or m["usual_first"])
     ]
     spans += [
         (m.start(), m.end())

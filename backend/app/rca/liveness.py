@@ -23,7 +23,7 @@ from app.evidence.signals import (
     IncidentSignals,
 )
 from app.evidence.subject import system_names
-from app.evidence.trouble import NOT_PRODUCTION_RE, SETTLED_RE, says_not_live
+from app.evidence.trouble import NOT_PRODUCTION_RE, SETTLED_RE, says_not_live, states_settled
 from app.rca.evidence import evidence_position
 from app.rca.ownership import WORKING_RE
 
@@ -32,6 +32,14 @@ from app.rca.ownership import WORKING_RE
 ALERT_RENDERING_RE = re.compile(
     r"^\s*(?:labels|annotations|source)(?:\.[\w-]+)?\s*:|^\s*alertmanager\s+receiver="
     r"|^\s*(?:startsAt|endsAt|status|state)\s*=",
+    re.IGNORECASE,
+)
+#: One label or annotation of an alert pasted on its own line ("severity=critical", "summary:
+#: Pod is crash looping."): the alert's own words where the report ends it ("[RESOLVED] …"); a
+#: firing alert someone only asks about is still the live record.
+_ALERT_FIELD_RE = re.compile(
+    r"^\s*(?:alertname|severity|namespace|job|instance|cluster|team|priority|exported_\w+)\s*="
+    r"|^\s*(?:summary|description|runbook(?:_url)?)\s*[:=]",
     re.IGNORECASE,
 )
 
@@ -58,8 +66,11 @@ def not_live(observed: IncidentSignals) -> bool:
         return False
     texts = {i.id: i.text for i in observed.items}
     # Only a report that ends the incident outright (a timeline's "14:40 Resolved", a game
-    # day) makes the failures a later record shows ended its history.
-    settled = any(SETTLED_RE.search(text) for text in framing)
+    # day) makes the failures a later record shows ended its history; one asking "is this the
+    # planned restart?" settles nothing unless a record announces it ("Game day started …").
+    settled = any(states_settled(text) for text in framing) or any(
+        SETTLED_RE.search(i.text) for i in observed.items if i.source in RECORD_SOURCES
+    )
     # A record that itself announces the drill or the planned work ("Game day started … expect
     # 503s, do not page") tells what will fail, not a failure; the alert's own labels and
     # annotations, rendered as lines, are the alert the framing speaks of.
@@ -71,7 +82,12 @@ def not_live(observed: IncidentSignals) -> bool:
         or ALERT_RENDERING_RE.search(texts[i])
         or (
             settled
-            and (i in stack or SETTLED_RE.search(texts[i]) or ended_later(i, observed, texts))
+            and (
+                i in stack
+                or SETTLED_RE.search(texts[i])
+                or _ALERT_FIELD_RE.search(texts[i])
+                or ended_later(i, observed, texts)
+            )
         )
         for i in observed.failing_records
     )

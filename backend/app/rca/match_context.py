@@ -31,7 +31,8 @@ from app.evidence.signals import (
     exception_kind_in,
 )
 from app.evidence.subject import foreign_systems, name_parts, named_system, system_names
-from app.evidence.wording import named_fields, said_words, words
+from app.evidence.wording import named_fields, phrase_words, said_words, words
+from app.evidence.zero import quiet_spans, without_zero_counts
 from app.rag.services import LARGER_SYSTEM
 from app.rag.signals import read_signals
 from app.rca.service_matching import mentions
@@ -88,6 +89,7 @@ class MatchContext:
         }
         # What each piece says, read only for a piece a phrase is found in.
         self._said: dict[str, tuple[str, ...]] = {}
+        self._unquiet: dict[str, tuple[str, ...]] = {}
         # The docs' own words: a capability or a field a doc names is not another system's.
         self.known = known = frozenset().union(
             *(_doc_words(str(d.get("content") or "")) for g in groups for d in g)
@@ -202,6 +204,19 @@ class MatchContext:
             for doc in group
         )
         return marked or is_larger_system(service, self.all_services)
+
+    def unquiet(self, item: EvidenceText) -> tuple[str, ...]:
+        """The words of a piece outside its quiet readings, read once.
+
+        "lines=4 (baseline 5), total=7 (baseline 8)" holds the words "lines" and "total" only
+        in counts at their usual level: no record of either failure.
+        """
+        if item.id not in self._unquiet:
+            quiet = quiet_spans(item.text)
+            self._unquiet[item.id] = (
+                phrase_words(without_zero_counts(item.text)) if quiet else item.words
+            )
+        return self._unquiet[item.id]
 
     def said(self, item: EvidenceText) -> tuple[str, ...]:
         """``said_words`` of one piece, read once."""

@@ -572,6 +572,7 @@ def weigh_phrases(cand: Candidate, ctx: MatchContext, expected: Sequence[str]) -
             if i.id not in (SERVICE_FIELD, FIELD_CODE)
             and not i.source_code
             and contains_phrase(i.words, phrase_words)
+            and contains_phrase(ctx.unquiet(i), phrase_words)
         ]
         if not items:
             continue
