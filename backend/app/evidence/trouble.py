@@ -226,6 +226,9 @@ _STATUS_WORD_RE = re.compile(r"\b[45](?:\d\d|xx)s?\b", re.IGNORECASE)
 def says_nothing_fails(text: str, *, slowness_fails: bool = True) -> bool:
     """Whether ``text`` says outright that nothing fails ("CPU 95%, no errors, latency fine").
 
+    Quiet readings say so too ("503 rate 0%", "p95 0.3s, timeout 10s"), where they count a
+    failure sign and no status is left beside them.
+
     Slowness ("just slow, no errors") still fails where ``slowness_fails``: it is the timeout
     family's failure, not an outage family's. Not after the reporter says it is over: "the
     slowness we had yesterday … it's fixed since the rollback" is a question about the past.
@@ -320,6 +323,7 @@ SETTLED_RE = re.compile(
     re.IGNORECASE,
 )
 
+#: Where a sentence ends, to tell a statement from a question.
 _QUESTION_END_RE = re.compile(r"[.!?\n]")
 
 

@@ -3,11 +3,12 @@
 Dashboards, weekly reports and health summaries name the failures they did *not* see: "no
 ZeroDivisionError in checkout logs last 24h", "payments: 503=0, 504: 0", "inventory API 503
 count 0", "2xx 18,220 / 5xx 0"; nor is one counted at its usual level ("422 rate 0.02%
-(baseline)"). Read as observations, every such line confirms the family it
-names, and its failure words make it a failing record. ``ZERO_COUNT_RE`` finds those counts
-(and a measure beside an equal baseline, "0.02% (baseline 0.02%)");
-a value is left out where every place a piece of evidence writes it is inside one, and the
-counts are left out before a text is read for trouble (``app.evidence.trouble``).
+(baseline)"), nor a latency well inside the timeout beside it ("p95 0.3s, timeout 10s"), nor
+an error rate under half a percent. Read as observations, every such line confirms the family
+it names, and its failure words make it a failing record. ``quiet_spans`` finds those readings
+(``ZERO_COUNT_RE``, a measure beside its baseline, latencies against their limits, low error
+rates); a value is left out where every place a piece of evidence writes it is inside one, and
+the readings are left out before a text is read for trouble (``app.evidence.trouble``).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ _NAME = r"(?:[1-5]\d\d|(?=[\w.-]*[A-Za-z_])[\w.-]*\w)"
 #: a 503 with an empty body.
 ZERO_COUNT_RE = re.compile(
     # "503 count 0", "ZeroDivisionError events: 0", "503=0", "504: 0", "503 rate back to 0"
-    rf"\b{_NAME}(?:/{_NAME})*\s*(?:{_COUNT_LABEL}{_WINDOW}\s*(?:=>|[:=]|(?:(?:is|was)\s+)?(?:(?:back|down|dropped)\s+)?"
-    rf"(?:to|at)\b)?\s*|(?:=>|[:=])\s*){_ZERO}\s*%?"
+    rf"\b{_NAME}(?:/{_NAME})*\s*(?:{_COUNT_LABEL}{_WINDOW}\s*"
+    r"(?:=>|[:=]|(?:(?:is|was)\s+)?(?:(?:back|down|dropped)\s+)?(?:to|at)\b)?\s*"
+    rf"|(?:=>|[:=])\s*){_ZERO}\s*%?"
     # A query's result: "gateway 502 on /chiller => 0", "sum(rate(…{code=\"503\"}[5m])) => 0",
     # "…{status=\"502\"}[15m])) => 0"
     rf"|\b{_NAME}(?:/{_NAME})*(?:\s+on\s+\S+)?\s*=>\s*{_ZERO}(?!\s*%?\s*[/.,\d])"
@@ -79,7 +81,8 @@ _UNIT = r"(?:ms|secs?|seconds?|s)\b"
 #: "timeout_ms=10000", "client timeout 25 s", "against a 10s timeout", "SLO 800ms".
 _LIMIT_RE = re.compile(
     r"\b(?:(?:client|read|request|connect|upstream|socket)[\s_-]+)?(?:timeout|slo)"
-    rf"(?:[_-](?P<named>ms|s))?\s*(?:[:=]|of|is|at)?\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>{_UNIT})?"
+    r"(?:[_-](?P<named>ms|s))?\s*(?:[:=]|of|is|at)?\s*"
+    rf"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>{_UNIT})?"
     rf"|\b(?P<value2>\d+(?:\.\d+)?)\s*(?P<unit2>{_UNIT})\s+(?:(?:client|read|request)\s+)?"
     r"(?:timeout|slo)\b",
     re.IGNORECASE,

@@ -378,19 +378,15 @@ def _field_code_overruled(candidates: Sequence[Candidate], observed: IncidentSig
     if named is None:
         return False
     failing = observed.failing_records
-    against = {
-        i for h in named.contradicted for i in h.evidence_ids if i not in prose and i != FIELD_CODE
-    }
+    ids = (i for h in named.contradicted for i in h.evidence_ids)
+    against = {i for i in ids if i not in prose and i != FIELD_CODE}
     # The field's family's own service in lines that show it healthy ("GET /chiller/v1/health
-    # 200") is no record of its failure, nor is a line that shows another system failing
-    # ("connect to inventory-api:8080 failed" under CH-502 has the chiller doc's words).
+    # 200") is no record of its failure, nor is another system's failing line with its words.
     recorded = [
         h
         for h in named.confirmed
-        if not by_field(h)
-        and in_records(h)
-        and (h.kind != SERVICE or _seen_failing(h, failing))
-        and not set(h.evidence_ids) <= against
+        if not by_field(h) and in_records(h) and (h.kind != SERVICE or _seen_failing(h, failing))
+        if not set(h.evidence_ids) <= against
     ]
     contradicted = bool(against)
 
