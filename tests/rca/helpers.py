@@ -9,6 +9,7 @@ from app.rag.ingest import KnowledgeChunk
 from app.rag.services import LARGER_SYSTEM
 from app.rca.base import RcaInput
 from app.rca.candidates import Candidate
+from app.rca.diagnosis import Diagnosis, diagnose
 from app.rca.evidence import incident_evidence
 
 CHECKOUT_DOC_ID = "error-doc-0123456789abcdef"
@@ -140,3 +141,10 @@ def by_code(candidates: list[Candidate]) -> dict[str, Candidate]:
 def kinds(hits: list[Any]) -> set[str]:
     """The kinds of some signal hits."""
     return {h.kind for h in hits}
+
+
+def diagnosed(
+    chunks: dict[str, KnowledgeChunk], incident: dict[str, Any], *pairs: tuple[str, float]
+) -> Diagnosis:
+    """The diagnosis of ``incident`` over these knowledge-base entries, retrieval gate passed."""
+    return diagnose(incident, docs(chunks, *pairs), retrieval_low_confidence=False)

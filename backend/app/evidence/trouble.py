@@ -236,7 +236,8 @@ def says_nothing_fails(text: str, *, slowness_fails: bool = True) -> bool:
     if _says_fixed(text):
         return True
     # A latency well inside the timeout the report sets beside it is no slowness.
-    slow = slowness_fails and SLOWNESS_RE.search(without_zero_counts(text))
+    loud = without_zero_counts(text)
+    slow = slowness_fails and SLOWNESS_RE.search(loud)
     if ALL_WELL_RE.search(text):
         return not slow
     # Measures read as quiet ("no errors", "503 rate 0%", "p95 0.3s, timeout 10s") say nothing
@@ -244,8 +245,7 @@ def says_nothing_fails(text: str, *, slowness_fails: bool = True) -> bool:
     measured = any(_FAILURE_SIGN_RE.search(text[a:b]) for a, b in quiet_spans(text))
     if not (NO_TROUBLE_RE.search(text) or measured):
         return False
-    left = NO_TROUBLE_RE.sub(" ", without_zero_counts(text))
-    return not _STATUS_WORD_RE.search(left) and not slow
+    return not _STATUS_WORD_RE.search(NO_TROUBLE_RE.sub(" ", loud)) and not slow
 
 
 #: A duration, size or latency a structured line records (``"dur_ms":574``, ``bytes=412``,

@@ -191,7 +191,7 @@ def weigh_services(
     # A known service's alias neighbours the family as its first name does: "called by
     # checkout" covers ``webshop-checkout``, the checkout service's alias.
     usual = ctx.canonical.get(reported, reported)
-    if own_side or is_neighbour(reported, neighbours) or is_neighbour(usual, neighbours):
+    if own_side or any(is_neighbour(n, neighbours) for n in (reported, usual)):
         cand.confirmed.append(
             SignalHit(
                 SERVICE,
